@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every esock test:
+#   1. the release build (gcc, warnings as errors) and its whole test suite;
+#   2. an ASan+UBSan build (clang) of the same tests plus the libFuzzer targets, each
+#      fuzzer run for ESOCK_FUZZ_SECONDS over its seed corpus.
+# Usage: scripts/test.sh            (ESOCK_FUZZ_SECONDS=20 by default)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=$(nproc)
+
+"$root/scripts/install-deps.sh"
+
+echo "== release build (gcc)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+echo "== sanitizer + fuzz build (clang, ASan+UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DESOCK_SANITIZE=ON -DESOCK_FUZZ=ON -DESOCK_BUILD_BENCH=OFF \
+  -DESOCK_FUZZ_SECONDS="${ESOCK_FUZZ_SECONDS:-20}" >/dev/null
+cmake --build build-asan -j "$jobs"
+
+echo "== release tests"
+(cd build && ctest --output-on-failure -j "$jobs" --timeout 600)
+
+echo "== sanitizer tests and fuzzers"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900)
