@@ -1,0 +1,118 @@
+#include "mpa/deframer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/endian.h"
+#include "mpa/crc32c.h"
+
+namespace esock::mpa {
+
+const char* to_string(Error e) {
+  switch (e) {
+    case Error::none:
+      return "no error";
+    case Error::crc:
+      return "MPA CRC mismatch";
+    case Error::length:
+      return "MPA ULPDU_Length larger than the maximum accepted";
+    case Error::marker:
+      return "MPA Marker FPDUPTR does not point to the FPDU start";
+  }
+  return "unknown MPA error";
+}
+
+TerminateCode terminate_code(Error e) {
+  switch (e) {
+    case Error::none:
+      return {};
+    case Error::crc:
+      return {kTermLayerLlp, kTermTypeMpa, kLlpCrc};
+    case Error::length:
+    case Error::marker:
+      return {kTermLayerLlp, kTermTypeMpa, kLlpMarker};
+  }
+  return {kTermLayerLlp, kTermTypeMpa, kLlpLocalCatastrophic};
+}
+
+Deframer::Deframer(bool markers, bool crc, std::size_t max_ulpdu, std::uint32_t stream_start_offset)
+    : markers_(markers),
+      crc_(crc),
+      max_ulpdu_(std::min(max_ulpdu, markers ? kMaxUlpduMarkers : kMaxUlpdu)),
+      pos_(stream_start_offset),
+      next_marker_(markers ? stream_start_offset + to_next_marker(stream_start_offset)
+                           : UINT64_MAX),
+      buf_(fpdu_len(max_ulpdu_)) {}
+
+// RFC 5044 section 5: FPDUPTR counts from the FPDU's ULPDU_Length to the Marker; a Marker
+// at an FPDU boundary points to the FPDU after it with 0. The two low bits are ignored.
+bool Deframer::check_marker() {
+  const std::uint64_t m = pos_ - kMarkerLen;
+  const std::uint16_t ptr = static_cast<std::uint16_t>(load_be16(marker_ + 2) & ~3u);
+  const std::uint64_t want = have_ == 0 ? 0 : m - header_pos_;
+  return ptr == want;
+}
+
+bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) const {
+  // RFC 5044 section 4.4: without CRC the field is valid whatever it holds.
+  if (!crc_) return true;
+  return crc32c({fpdu, len - kCrcLen}) == load_crc(fpdu + len - kCrcLen);
+}
+
+Error Deframer::feed(bytes_view in, UlpduSink sink) {
+  if (error_ != Error::none) return error_;
+  while (!in.empty()) {
+    // Inside a Marker: collect its 4 octets (they may be split across feeds).
+    if (pos_ == next_marker_) {
+      const std::size_t k = std::min(kMarkerLen - marker_have_, in.size());
+      std::memcpy(marker_ + marker_have_, in.data(), k);
+      marker_have_ += k;
+      pos_ += k;
+      in = in.subspan(k);
+      if (marker_have_ < kMarkerLen) break;
+      marker_have_ = 0;
+      next_marker_ += kMarkerInterval;
+      if (!check_marker()) return fail(Error::marker);
+      continue;
+    }
+    const std::uint64_t to_marker = next_marker_ - pos_;
+    // Fast path: a whole FPDU with no Marker inside it is in `in`: deliver it in place.
+    if (have_ == 0 && in.size() >= kUlpduLengthLen && to_marker >= kUlpduLengthLen) {
+      const std::size_t ulen = load_be16(in.data());
+      if (ulen > max_ulpdu_) return fail(Error::length);
+      const std::size_t n = fpdu_len(ulen);
+      if (n <= in.size() && n <= to_marker) {
+        if (!fpdu_ok(in.data(), n)) return fail(Error::crc);
+        header_pos_ = pos_;
+        sink(in.subspan(kUlpduLengthLen, ulen));
+        pos_ += n;
+        in = in.subspan(n);
+        continue;
+      }
+    }
+    // Slow path: assemble the FPDU (without Markers) in buf_.
+    if (have_ == 0) header_pos_ = pos_;
+    const std::size_t want = need_ == 0 ? kUlpduLengthLen - have_ : need_ - have_;
+    std::size_t k = std::min(want, in.size());
+    if (to_marker < k) k = static_cast<std::size_t>(to_marker);
+    std::memcpy(buf_.data() + have_, in.data(), k);
+    have_ += k;
+    pos_ += k;
+    in = in.subspan(k);
+    if (need_ == 0 && have_ == kUlpduLengthLen) {
+      const std::size_t ulen = load_be16(buf_.data());
+      if (ulen > max_ulpdu_) return fail(Error::length);
+      need_ = fpdu_len(ulen);
+    }
+    if (need_ != 0 && have_ == need_) {
+      if (!fpdu_ok(buf_.data(), need_)) return fail(Error::crc);
+      const std::size_t ulen = load_be16(buf_.data());
+      have_ = 0;
+      need_ = 0;
+      sink(bytes_view(buf_.data() + kUlpduLengthLen, ulen));
+    }
+  }
+  return Error::none;
+}
+
+}  // namespace esock::mpa
