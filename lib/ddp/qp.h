@@ -1,0 +1,212 @@
+// The queue pair engine: RDMAP (RFC 5040) over DDP (RFC 5041), no I/O. The LLP side pulls
+// outgoing DDP segments with next_segment() and pushes received, CRC-checked ULPDUs with
+// on_segment(); the verbs side posts work requests and polls the completion queues.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/bytes.h"
+#include "ddp/cq.h"
+#include "ddp/stag.h"
+#include "ddp/terminate.h"
+#include "ddp/wire.h"
+
+namespace esock::ddp {
+
+struct Sge {
+  std::uint8_t* addr;
+  std::uint32_t length;
+  stag_t lkey;
+};
+
+struct QpConfig {
+  std::uint32_t pd;
+  std::uint16_t ird = 16, ord = 16;
+  std::uint32_t mulpdu = 1024;
+  std::uint32_t sq_depth = 256, rq_depth = 256;
+};
+
+// One outgoing DDP segment (= one ULPDU for MPA): header bytes owned by the struct plus a
+// payload view into registered memory (or the Qp's Terminate buffer) that stays valid
+// until the segment is framed (or, with complete_on_ack, until it is acknowledged).
+struct OutSegment {
+  std::array<std::uint8_t, 64> hdr;
+  std::size_t hdr_len;
+  bytes_view payload;
+  std::uint64_t id = 0;  // 1, 2, 3, ... in hand-out order; see on_acked()
+};
+
+// RDMAP stream states (RFC 5040 section 5 and the verbs QP states it refers to):
+// idle until the LLP is up, rts while streaming, closing after a ULP close request,
+// terminate while a Terminate is waiting to go out, error once the stream is dead.
+enum class QpState { idle, rts, closing, terminate, error };
+
+// RFC 6581: the kind of zero-length Ready-To-Receive message.
+enum class Rtr : std::uint8_t { send, write, read };
+
+// Smallest MULPDU the engine accepts: a Terminate with both header copies must fit in one
+// segment (RFC 5040 section 4.8).
+inline constexpr std::uint32_t min_mulpdu = 72;
+inline constexpr std::size_t max_sge = 16;
+
+class Qp {
+ public:
+  Qp(QpConfig, StagTable&, CompletionQueue& send_cq, CompletionQueue& recv_cq);
+
+  void set_mulpdu(std::uint32_t);  // clamped to [min_mulpdu, 65535]
+  void set_ird_ord(std::uint16_t ird, std::uint16_t ord);
+  int rts();    // idle -> rts once the LLP is established; EINVAL otherwise
+  int close();  // rts -> closing: no new WRs, queued ones still go out
+
+  // Verbs. 0 or errno: EINVAL bad arguments (too many SGEs, an SGE failing its lkey
+  // check, send+write both zero), ENOMEM queue full, ENOTCONN wrong state.
+  int post_send(std::uint64_t wr_id, std::span<const Sge> sg, bool solicited = false,
+                stag_t invalidate = 0);
+  int post_recv(std::uint64_t wr_id, std::span<const Sge> sg);
+  int post_write(std::uint64_t wr_id, std::span<const Sge> sg, stag_t rkey,
+                 std::uint64_t remote_to);
+  // Each sink SGE becomes one RDMA Read Request (one Data Sink STag/TO per request,
+  // RFC 5040 section 4.4) reading consecutive source bytes; each uses one ORD slot.
+  int post_read(std::uint64_t wr_id, std::span<const Sge> sink, stag_t rkey,
+                std::uint64_t remote_to);
+
+  // RFC 6581: the initiator sends a zero-length message as its first FPDU; the responder
+  // sends nothing until it arrives (a Read RTR is answered with a zero-length Read
+  // Response). RTRs never reach the application.
+  void send_rtr(Rtr);
+  void expect_rtr(Rtr);
+
+  // LLP side. Segments are at most mulpdu octets (header + payload); a segment never
+  // spans two SGEs. Send/Write WRs complete when their last segment is handed out, or,
+  // after set_complete_on_ack(true), when on_acked() covers that segment's id.
+  bool next_segment(OutSegment& out);
+  bool tx_pending() const;
+  void set_complete_on_ack(bool on) { complete_on_ack_ = on; }
+  void on_acked(std::uint64_t seg_id);
+
+  // One complete, CRC-checked ULPDU. Segments may arrive in any order (see README).
+  void on_segment(bytes_view ulpdu);
+  void llp_error(TerminateCause);  // MPA/TCP error: send Terminate, then error
+  void llp_closed();               // orderly close: flush WRs; idle if nothing was pending
+
+  QpState state() const { return state_; }
+  std::optional<TerminateCause> terminate_cause() const { return cause_; }
+  bool terminate_received() const { return term_received_; }
+  std::size_t outstanding_reads() const { return orq_.size(); }  // ours, against ORD
+  std::size_t incoming_reads() const;                            // peer's, against IRD
+
+ private:
+  struct SqWr {
+    std::uint64_t wr_id = 0;
+    Opcode op = Opcode::send;
+    std::vector<Sge> sg;
+    bool solicited = false;
+    stag_t inv = 0;
+    stag_t rkey = 0;
+    std::uint64_t remote_to = 0;
+    std::uint32_t total = 0;
+    std::size_t reads_issued = 0;  // Read Requests sent (post_read)
+    std::size_t reads_left = 0;    // Read Responses not yet fully placed
+    bool started = false;
+    bool handed_out = false;  // last segment handed to the LLP
+    std::uint64_t last_seg_id = 0;
+    bool done = false;
+    Status status = Status::success;
+  };
+  struct RecvWr {
+    std::uint64_t wr_id = 0;
+    std::vector<Sge> sg;
+    std::uint64_t capacity = 0;
+    std::uint64_t placed = 0;
+    std::uint64_t total = 0;
+    bool last_seen = false;
+    RdmapOpcode opcode = RdmapOpcode::send;
+    stag_t inv = 0;
+    Status status = Status::success;  // set when this WR is the cause of a failure
+  };
+  struct OrqEntry {      // one of our outstanding Read Requests
+    SqWr* wr = nullptr;  // nullptr: the Read RTR
+    stag_t sink_stag = 0;
+    std::uint64_t sink_to = 0;
+    std::uint32_t size = 0;
+    std::uint64_t placed = 0;
+    bool last_seen = false;
+  };
+  struct IrqEntry {  // a peer's Read Request being answered
+    ReadRequest rr;
+    std::uint8_t* src = nullptr;
+    std::uint32_t sent = 0;
+  };
+  struct PendingRr {  // a Read Request that arrived ahead of a lower MSN
+    ReadRequest rr;
+    std::array<std::uint8_t, untagged_hdr_len + read_request_len> bytes{};
+    std::uint32_t ulpdu_len = 0;
+  };
+  struct Cursor {  // the message being segmented; messages never interleave on the wire
+    enum class Kind : std::uint8_t { none, sq, resp } kind = Kind::none;
+    std::size_t sge = 0;
+    std::uint32_t sge_off = 0;
+    std::uint32_t msg_off = 0;
+  };
+
+  int check_sges(std::span<const Sge> sg, std::uint32_t access, std::uint64_t& total) const;
+  bool can_post_sq() const;
+  // tx
+  void start_segment(OutSegment& out, const DdpHeader& h);
+  bool emit_sq(OutSegment& out);
+  bool emit_resp(OutSegment& out);
+  void emit_read_request(OutSegment& out, SqWr& wr);
+  // rx
+  void rx_tagged(const SegmentView& v);
+  void rx_write(const SegmentView& v);
+  void rx_read_response(const SegmentView& v);
+  void rx_send(const SegmentView& v);
+  void rx_read_request(const SegmentView& v);
+  void rx_terminate(const SegmentView& v);
+  bool rx_rtr(const SegmentView& v);
+  void accept_read_request(const ReadRequest& rr, bytes_view raw);
+  void deliver_sends(const SegmentView& v);
+  void complete_reads();
+  // errors and completion
+  void fail(TerminateCause c, bytes_view offending);
+  void flush(std::optional<Status> first_started);
+  void drain_sq();
+
+  QpConfig cfg_;
+  StagTable& stags_;
+  CompletionQueue& scq_;
+  CompletionQueue& rcq_;
+  QpState state_ = QpState::idle;
+
+  std::deque<SqWr> sq_;
+  std::size_t sq_next_ = 0;  // first WR of sq_ not fully issued
+  std::deque<RecvWr> rq_;
+  std::deque<OrqEntry> orq_;
+  std::deque<IrqEntry> irq_;
+  std::vector<std::optional<PendingRr>> rr_ahead_;
+  Cursor cur_;
+
+  std::array<std::uint32_t, 3> tx_msn_{1, 1, 1};  // next MSN per QN (RFC 5041 6.3)
+  std::uint32_t rq_msn_ = 1;                      // MSN of rq_.front() (QN 0)
+  std::uint32_t rr_msn_ = 1;                      // next in-order Read Request MSN (QN 1)
+
+  std::optional<Rtr> rtr_to_send_;
+  std::optional<Rtr> rtr_expected_;
+
+  bool complete_on_ack_ = false;
+  std::uint64_t next_seg_id_ = 1;
+
+  std::optional<TerminateCause> cause_;
+  bool term_pending_ = false;
+  bool term_received_ = false;
+  std::array<std::uint8_t, terminate_max_len> term_buf_{};
+  std::size_t term_len_ = 0;
+};
+
+}  // namespace esock::ddp

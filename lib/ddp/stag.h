@@ -1,0 +1,63 @@
+// Memory regions and STags (RFC 5040 and RFC 5041 glossaries: STag, Tagged Offset): the table a
+// Data Sink consults before placing a tagged segment and a Data Source before answering a
+// Read Request. Tagged Offsets are virtual addresses, as Linux siw and rping use them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace esock::ddp {
+
+enum Access : std::uint32_t {
+  access_local_write = 1,
+  access_remote_read = 2,
+  access_remote_write = 4,
+};
+
+// 24-bit index + 8-bit key (the verbs convention siw follows); 0 is never a valid STag.
+using stag_t = std::uint32_t;
+
+class StagTable {
+ public:
+  std::uint32_t alloc_pd();
+  // 0 on error (len 0 or above 4 GiB - 1, address range wrapping, bad access bits, no
+  // pd from alloc_pd, table full). The key byte changes on every registration of an index
+  // so a stale STag never matches a new region.
+  stag_t register_mr(std::uint32_t pd, void* addr, std::size_t len, std::uint32_t access);
+  int deregister(stag_t);  // 0 or EINVAL
+  // Invalidation (RFC 5040, Send with Invalidate Send with Invalidate, or a local invalidate):
+  // the STag stays registered but no longer validates until deregistered. 0, EINVAL for
+  // an unknown or already invalid STag, EACCES when pd is given and does not match.
+  int invalidate(stag_t);
+  int invalidate(stag_t, std::uint32_t pd);
+
+  // Checks in this order: valid, protection domain, access rights, bounds (overflow-safe);
+  // returns the first failure or ok and the address of octet `to`. to_wrap is reported
+  // when to + len passes 2^64 (RFC 5041 "TO wrap"), bounds for any other range outside
+  // the region.
+  enum class Check : std::uint8_t { ok, invalid_stag, wrong_pd, access, bounds, to_wrap };
+  Check check(stag_t, std::uint32_t pd, std::uint32_t access, std::uint64_t to, std::uint32_t len,
+              std::uint8_t** where) const;
+
+  std::size_t live_regions() const;
+
+ private:
+  struct Region {
+    std::uint8_t* base = nullptr;
+    std::uint64_t len = 0;
+    std::uint32_t pd = 0;
+    std::uint32_t access = 0;
+    std::uint8_t key = 0;
+    bool registered = false;
+    bool valid = false;
+  };
+  const Region* find(stag_t s) const;
+  Region* find(stag_t s);
+
+  std::vector<Region> regions_;      // index = STag >> 8, index 0 unused
+  std::vector<std::uint32_t> free_;  // recycled indices
+  std::uint32_t next_pd_ = 1;
+};
+
+}  // namespace esock::ddp
