@@ -6,9 +6,17 @@ NET_REC="$RUN_DIR/net.created"
 
 _rec() { grep -qx "$1" "$NET_REC" 2>/dev/null || echo "$1" >> "$NET_REC"; }
 
-net_up() {   # net_up INDEX...
-    local i t
+net_up() {   # net_up INDEX...   (serialised: guests may be started in parallel)
     mkdir -p "$RUN_DIR"
+    exec 8> "$RUN_DIR/.net.lock"
+    flock -w 60 8 || die "cannot lock $RUN_DIR/.net.lock"
+    _net_up "$@"
+    flock -u 8
+    exec 8>&-
+}
+
+_net_up() {
+    local i t
     if ! ip netns list | awk '{print $1}' | grep -qx "$NETNS"; then
         ip netns add "$NETNS" || die "cannot create network namespace $NETNS"
         _rec "netns:$NETNS"
