@@ -62,8 +62,8 @@ bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) const {
 Error Deframer::feed(bytes_view in, UlpduSink sink) {
   if (error_ != Error::none) return error_;
   while (!in.empty()) {
-    // Inside a Marker: collect its 4 octets (they may be split across feeds).
-    if (pos_ == next_marker_) {
+    // At or inside a Marker: collect its 4 octets (they may be split across feeds).
+    if (marker_have_ > 0 || pos_ == next_marker_) {
       const std::size_t k = std::min(kMarkerLen - marker_have_, in.size());
       std::memcpy(marker_ + marker_have_, in.data(), k);
       marker_have_ += k;
