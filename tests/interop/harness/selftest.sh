@@ -4,7 +4,9 @@
 #   2. capture the bridge with tshark (build/results/<ts>/selftest.pcapng)
 #   3. rping -C 5 guest to guest
 #   4. host (10.77.0.1) -> server guest's `rping -s -P`: MPA v2 Request, print siw's Reply
-#   5. client guest's `rping -c -a 10.77.0.1 -C 1` -> host listener: print siw's Request + first FPDU
+#      and host -> rdma_server (:7471): one RDMAP Send each way, rdma_server must end 0
+#   5. client guest's `rping -c -a 10.77.0.1 -C 1` -> host listener: print siw's Request + first FPDU,
+#      and rdma_client -> host listener echoing its Send: rdma_client must end 0
 #   6. tshark must decode iwarp_mpa (Request+Reply) and DDP/RDMAP with no malformed frame
 #   7. stop the guests it started; remove the network if it created it
 #   tests/interop/harness/selftest.sh [--server-siw=stock|tunable,k=v,...]
@@ -108,6 +110,16 @@ rc=0
 grep '^got' "$OUT/probe-initiator-crc.txt" | sed 's/^/(--crc) /' | tee -a "$SUM"
 check "host MPA v2 Request with C=1 -> siw answers C=1" "$([ "$rc" = 0 ] && grep -q '^got.* C=1 R=0' "$OUT/probe-initiator-crc.txt"; echo $?)"
 "$SIW" kill "$SRV" "$sid"
+# a whole RDMAP Send exchange from the host: rdma_server (rdmacm-utils) answers one Send with one Send
+sid=$("$SIW" exec -d "$SRV" "exec timeout 60 rdma_server -s $SRV_IP -p 7471")
+wait_listen "$SRV" 7471 || true
+rc=0
+"$SIW" host python3 "$HARNESS_DIR/probes/mpa_initiator.py" "$SRV_IP" 7471 --ird 128 --ord 128 \
+    --send 000102030405060708090a0b0c0d0e0f > "$OUT/probe-initiator-send.txt" 2>&1 || rc=$?
+"$SIW" wait -t 30 "$SRV" "$sid" > "$OUT/probe-initiator-send.guest.txt" 2>&1 || rc=$((rc + 100))
+grep -E '^(sent|got) FPDU|^  ' "$OUT/probe-initiator-send.txt" | sed 's/^/(rdma_server) /' | tee -a "$SUM"
+check "host Send -> siw rdma_server -> Send back (rdma_server: $(tail -1 "$OUT/probe-initiator-send.guest.txt"))" \
+    "$([ "$rc" = 0 ] && grep -q 'rdma_server: end 0' "$OUT/probe-initiator-send.guest.txt"; echo $?)"
 
 # ---- 5. client guest -> host listener on 10.77.0.1
 "$SIW" host python3 "$HARNESS_DIR/probes/mpa_responder.py" 7174 --timeout 40 > "$OUT/probe-responder.txt" 2>&1 & ppid=$!
@@ -116,6 +128,14 @@ for _ in $(seq 50); do grep -q '^listening' "$OUT/probe-responder.txt" 2>/dev/nu
 rc=0; wait "$ppid" || rc=$?
 tee -a "$SUM" < "$OUT/probe-responder.txt"
 check "siw initiator -> host listener: MPA Request + first FPDU received" "$rc"
+# and the reverse Send exchange: rdma_client completes against the host echoing its Send
+"$SIW" host python3 "$HARNESS_DIR/probes/mpa_responder.py" 7471 --echo-send --timeout 40 > "$OUT/probe-echo.txt" 2>&1 & ppid=$!
+for _ in $(seq 50); do grep -q '^listening' "$OUT/probe-echo.txt" 2>/dev/null && break; sleep 0.1; done
+out=$("$SIW" exec -t 60 "$CLI" "timeout -k 2 30 rdma_client -s $HOST_IP -p 7471" 2>&1) || true
+rc=0; wait "$ppid" || rc=$?
+grep -E '^(got|sent) MPA' "$OUT/probe-echo.txt" | sed 's/^/(rdma_client) /' | tee -a "$SUM"
+check "siw rdma_client -> host echoing its Send ($(echo "$out" | tail -1))" \
+    "$([ "$rc" = 0 ] && echo "$out" | grep -q 'rdma_client: end 0'; echo $?)"
 
 # ---- 6. tshark decode
 kill "$tshark_pid" 2>/dev/null; wait "$tshark_pid" 2>/dev/null || true; tshark_pid=""
@@ -131,7 +151,7 @@ nddp=$(count iwarp_ddp_rdmap)
 nbad=$(count '_ws.malformed || iwarp_mpa.bad_length')
 say "tshark: $(count frame) frames, MPA Requests $nreq, Replies $nrep, DDP/RDMAP $nddp, malformed $nbad"
 tshark -r "$PCAP" -Y 'iwarp_mpa || iwarp_ddp_rdmap' 2>/dev/null | sed -n 1,8p | tee -a "$SUM"
-check "tshark decodes iwarp_mpa Request/Reply and DDP/RDMAP" "$([ "$nreq" -ge 3 ] && [ "$nreq" -lt 999999 ] && [ "$nrep" -ge 3 ] && [ "$nddp" -ge 10 ]; echo $?)"
+check "tshark decodes iwarp_mpa Request/Reply and DDP/RDMAP" "$([ "$nreq" -ge 5 ] && [ "$nreq" -lt 999999 ] && [ "$nrep" -ge 5 ] && [ "$nddp" -ge 10 ]; echo $?)"
 check "no malformed frame in the capture" "$([ "$nbad" = 0 ]; echo $?)"
 
 say "selftest took $(elapsed)s; results in $OUT"

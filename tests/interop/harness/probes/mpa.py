@@ -128,6 +128,16 @@ def decode_fpdu(raw, crc_used):
     return "\n".join(out)
 
 
+def build_send_fpdu(payload, msn=1, crc_used=False):
+    """One untagged RDMAP Send as a single FPDU: DDP L=1 DV=1, QN 0 (RFC 5040
+    5.1 Send queue), MSN counting from 1 (RFC 5041 5.1), MO 0; no markers."""
+    ulpdu = bytes([0x41, 0x43]) + struct.pack(">IIII", 0, 0, msn, 0) + payload
+    body = struct.pack(">H", len(ulpdu)) + ulpdu
+    body += b"\0" * ((-len(body)) % 4)
+    crc = struct.pack("<I", crc32c(body)) if crc_used else b"\0\0\0\0"
+    return body + crc
+
+
 def lab_socket():
     """A TCP socket bound to the host side of the bridge: fails outside the
     harness netns, so a probe can never send to 10.77.0.x over a real route."""

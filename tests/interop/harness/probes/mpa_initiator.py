@@ -24,6 +24,8 @@ def main():
     ap.add_argument("--ird", type=int, default=1)
     ap.add_argument("--ord", type=int, default=1)
     ap.add_argument("--pdata", default="", help="extra private data after IRD/ORD (hex)")
+    ap.add_argument("--send", metavar="HEX", help="after the Reply, send one RDMAP Send with this payload "
+                    "and print the first FPDU that comes back (e.g. against rdma_server, port 7471)")
     ap.add_argument("--timeout", type=float, default=10.0)
     a = ap.parse_args()
 
@@ -40,11 +42,19 @@ def main():
     print(f"sent {mpa.fmt_frame(mpa.decode_frame(req))}")
     raw, d = mpa.recv_frame(s)
     print(f"got  {mpa.fmt_frame(d)}\n{mpa.hexdump(raw)}")
-    s.close()
     if d["key"] != "Rep":
         print("!! not an MPA Reply")
         return 2
-    return 3 if d["R"] else 0
+    if d["R"]:
+        return 3
+    if a.send is not None:
+        f = mpa.build_send_fpdu(bytes.fromhex(a.send), msn=1, crc_used=bool(d["C"]))
+        s.sendall(f)
+        print(f"sent {mpa.decode_fpdu(f, bool(d['C']))}", flush=True)
+        r = mpa.recv_fpdu(s)
+        print(f"got  {mpa.decode_fpdu(r, bool(d['C']))}\n{mpa.hexdump(r)}")
+    s.close()
+    return 0
 
 
 if __name__ == "__main__":

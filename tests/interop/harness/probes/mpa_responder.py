@@ -21,6 +21,8 @@ def main():
     ap.add_argument("port", nargs="?", type=int, default=7174)
     ap.add_argument("--no-reply", action="store_true", help="print the Request, then close")
     ap.add_argument("--reject", action="store_true", help="answer with R=1 (reject)")
+    ap.add_argument("--echo-send", action="store_true",
+                    help="answer a first Send with a Send carrying the same payload (acts as rdma_server)")
     ap.add_argument("--timeout", type=float, default=60.0)
     a = ap.parse_args()
 
@@ -62,7 +64,20 @@ def main():
     except (socket.timeout, EOFError) as e:
         print(f"!! no FPDU after the Reply: {e}")
         return 2
-    print(f"got  {mpa.decode_fpdu(f, bool(d['C']))}\n{mpa.hexdump(f)}")
+    print(f"got  {mpa.decode_fpdu(f, bool(d['C']))}\n{mpa.hexdump(f)}", flush=True)
+    if a.echo_send:
+        ulpdu_len = int.from_bytes(f[:2], "big")
+        if f[3] & 0x0F != 3:
+            print("!! first FPDU is not a Send; not echoing")
+            return 2
+        e = mpa.build_send_fpdu(f[20:2 + ulpdu_len], msn=1, crc_used=bool(d["C"]))
+        s.sendall(e)
+        print(f"sent {mpa.decode_fpdu(e, bool(d['C']))}", flush=True)
+        try:   # the peer disconnects when done; just drain until then
+            while s.recv(4096):
+                pass
+        except (socket.timeout, ConnectionResetError):
+            pass
     s.close()
     return 0
 
