@@ -113,9 +113,9 @@ std::vector<std::size_t> sizes_0_to_9000() {
   return v;
 }
 
-class RoundTrip : public ::testing::TestWithParam<std::tuple<bool, bool, std::uint32_t>> {};
+class MpaRoundTrip : public ::testing::TestWithParam<std::tuple<bool, bool, std::uint32_t>> {};
 
-TEST_P(RoundTrip, AnySplitSameUlpdus) {
+TEST_P(MpaRoundTrip, AnySplitSameUlpdus) {
   const auto [markers, crc, start] = GetParam();
   const auto sizes = sizes_0_to_9000();
   const Stream s = make_stream(markers, crc, start, sizes);
@@ -129,7 +129,7 @@ TEST_P(RoundTrip, AnySplitSameUlpdus) {
   EXPECT_EQ(deframe(s.wire, markers, crc, start, random), s.ulpdus);
 }
 
-INSTANTIATE_TEST_SUITE_P(MarkersCrcOffsets, RoundTrip,
+INSTANTIATE_TEST_SUITE_P(MarkersCrcOffsets, MpaRoundTrip,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool(),
                                             ::testing::Values(0u, 4u, 8u, 500u, 504u, 508u, 1024u,
                                                               4000000000u)));
