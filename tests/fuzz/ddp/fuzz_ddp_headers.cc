@@ -1,0 +1,63 @@
+// DDP/RDMAP header and Read Request parsers, then a responder Qp fed the input as a stream
+// of ULPDUs: each ULPDU is prefixed by a 1-octet length (0 ends the stream). The Qp has
+// a posted receive, a remote-writable and a remote-readable region, so placement paths
+// run; its output is drained after every segment.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ddp/qp.h"
+
+using namespace esock;
+using namespace esock::ddp;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const bytes_view in(data, size);
+  DdpHeader h;
+  if (parse(in, h) == WireError::ok) {
+    std::vector<std::uint8_t> out(h.length());
+    if (emit(h, out) != h.length()) __builtin_trap();
+    DdpHeader back;
+    if (parse(out, back) != WireError::ok || !(back == h)) __builtin_trap();
+  }
+  ReadRequest rr;
+  if (parse(in, rr) == WireError::ok) {
+    std::vector<std::uint8_t> out(read_request_len);
+    emit(rr, out);
+    ReadRequest back;
+    if (parse(out, back) != WireError::ok || !(back == rr)) __builtin_trap();
+  }
+
+  static std::vector<std::uint8_t> mem(4096), rx(512);
+  StagTable stags;
+  const std::uint32_t pd = stags.alloc_pd();
+  const stag_t wk = stags.register_mr(pd, mem.data(), mem.size(), access_remote_write);
+  stags.register_mr(pd, mem.data(), mem.size(), access_remote_read);
+  const stag_t lk = stags.register_mr(pd, rx.data(), rx.size(), access_local_write);
+  (void)wk;
+  CompletionQueue scq(64), rcq(64);
+  QpConfig cfg{};
+  cfg.pd = pd;
+  cfg.ird = 4;
+  cfg.mulpdu = 128;
+  Qp qp(cfg, stags, scq, rcq);
+  const Sge sg[] = {{rx.data(), 256, lk}, {rx.data() + 256, 256, lk}};
+  for (int i = 0; i < 4; ++i) qp.post_recv(static_cast<std::uint64_t>(i), sg);
+  qp.rts();
+  if (size > 0 && (data[0] & 1)) qp.expect_rtr(static_cast<Rtr>((data[0] >> 1) % 3));
+  std::size_t off = size > 0 ? 1 : 0;
+  OutSegment seg;
+  while (off < size) {
+    const std::size_t n = data[off++];
+    if (n == 0 || n > size - off) break;
+    qp.on_segment(bytes_view(data + off, n));
+    off += n;
+    for (int k = 0; k < 64 && qp.next_segment(seg); ++k) {
+    }
+  }
+  std::vector<Completion> c(64);
+  scq.poll(c);
+  rcq.poll(c);
+  qp.llp_closed();
+  return 0;
+}
