@@ -62,11 +62,24 @@ cat "$OUT/boot.$SRV.txt" "$OUT/boot.$CLI.txt" | grep -v '^\[' | tee -a "$SUM"
 check "boot two guests with siw0 ACTIVE ($(elapsed)s)" $((rc1 + rc2))
 [ $((rc1 + rc2)) = 0 ] || { cat "$OUT"/boot.*.txt >&2; exit 1; }
 
-# ---- 2. capture everything on the bridge (guest<->guest and host<->guest)
-"$SIW" host tshark -q -i "$BR" -f "tcp and net $NET_PREFIX.0/24" -w "$PCAP" > "$OUT/tshark.log" 2>&1 &
-tshark_pid=$!
-for _ in $(seq 100); do grep -q 'Capturing on' "$OUT/tshark.log" 2>/dev/null && break; sleep 0.1; done
-grep -q 'Capturing on' "$OUT/tshark.log" || { cat "$OUT/tshark.log" >&2; die "tshark did not start"; }
+# ---- 2. capture everything on the bridge (guest<->guest and host<->guest).
+# Proven live before use: a host ping must show up in the file (an empty
+# capture was seen once under load); one restart if it does not.
+start_capture() {
+    local n
+    "$SIW" host tshark -q -i "$BR" -f "(tcp or icmp) and net $NET_PREFIX.0/24" -w "$PCAP" > "$OUT/tshark.log" 2>&1 &
+    tshark_pid=$!
+    for _ in $(seq 100); do grep -q 'Capturing on' "$OUT/tshark.log" 2>/dev/null && break; sleep 0.1; done
+    for _ in $(seq 10); do
+        "$SIW" host ping -c 1 -W 1 "$SRV_IP" > /dev/null 2>&1 || true
+        n=$({ tshark -r "$PCAP" -Y icmp 2>/dev/null || true; } | wc -l)
+        [ "$n" -gt 0 ] && return 0
+    done
+    kill "$tshark_pid" 2>/dev/null; wait "$tshark_pid" 2>/dev/null || true; tshark_pid=""
+    return 1
+}
+start_capture || { say "note: capture on $BR saw no packet; restarting tshark"; start_capture; } \
+    || { cat "$OUT/tshark.log" >&2; die "tshark captures nothing on $BR (log $OUT/tshark.log)"; }
 
 wait_listen() {   # wait_listen GUEST PORT
     for _ in $(seq 60); do
@@ -117,7 +130,7 @@ rc=0
 "$SIW" host python3 "$HARNESS_DIR/probes/mpa_initiator.py" "$SRV_IP" 7471 --ird 128 --ord 128 \
     --send 000102030405060708090a0b0c0d0e0f > "$OUT/probe-initiator-send.txt" 2>&1 || rc=$?
 "$SIW" wait -t 30 "$SRV" "$sid" > "$OUT/probe-initiator-send.guest.txt" 2>&1 || rc=$((rc + 100))
-grep -E '^(sent|got) FPDU|^  ' "$OUT/probe-initiator-send.txt" | sed 's/^/(rdma_server) /' | tee -a "$SUM"
+grep -E '^(sent|got) +FPDU|^  ' "$OUT/probe-initiator-send.txt" | sed 's/^/(rdma_server) /' | tee -a "$SUM"
 check "host Send -> siw rdma_server -> Send back (rdma_server: $(tail -1 "$OUT/probe-initiator-send.guest.txt"))" \
     "$([ "$rc" = 0 ] && grep -q 'rdma_server: end 0' "$OUT/probe-initiator-send.guest.txt"; echo $?)"
 
@@ -133,17 +146,18 @@ check "siw initiator -> host listener: MPA Request + first FPDU received" "$rc"
 for _ in $(seq 50); do grep -q '^listening' "$OUT/probe-echo.txt" 2>/dev/null && break; sleep 0.1; done
 out=$("$SIW" exec -t 60 "$CLI" "timeout -k 2 30 rdma_client -s $HOST_IP -p 7471" 2>&1) || true
 rc=0; wait "$ppid" || rc=$?
-grep -E '^(got|sent) MPA' "$OUT/probe-echo.txt" | sed 's/^/(rdma_client) /' | tee -a "$SUM"
+grep -E '^(got|sent) +MPA' "$OUT/probe-echo.txt" | sed 's/^/(rdma_client) /' | tee -a "$SUM"
 check "siw rdma_client -> host echoing its Send ($(echo "$out" | tail -1))" \
     "$([ "$rc" = 0 ] && echo "$out" | grep -q 'rdma_client: end 0'; echo $?)"
 
 # ---- 6. tshark decode
 kill "$tshark_pid" 2>/dev/null; wait "$tshark_pid" 2>/dev/null || true; tshark_pid=""
+say "capture: $(grep -E 'packets captured|^tshark:' "$OUT/tshark.log" | tr '\n' ' ')"
 tshark -r "$PCAP" -O iwarp_mpa,iwarp_ddp_rdmap > "$OUT/selftest.decoded.txt" 2>&1 || true
 count() {   # count DISPLAY-FILTER: frames matching (an invalid filter fails the selftest)
     local out; out=$(tshark -r "$PCAP" -Y "$1" 2>&1 >/dev/null | grep -v 'Running as user') || true
     [ -z "$out" ] || { echo "tshark: $out" >&2; echo 999999; return; }
-    tshark -r "$PCAP" -Y "$1" 2>/dev/null | wc -l
+    { tshark -r "$PCAP" -Y "$1" 2>/dev/null || true; } | wc -l
 }
 nreq=$(count iwarp_mpa.req)
 nrep=$(count iwarp_mpa.rep)
