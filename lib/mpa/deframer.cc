@@ -36,8 +36,7 @@ TerminateCode terminate_code(Error e) {
 }
 
 Deframer::Deframer(bool markers, bool crc, std::size_t max_ulpdu, std::uint32_t stream_start_offset)
-    : markers_(markers),
-      crc_(crc),
+    : crc_(crc),
       max_ulpdu_(std::min(max_ulpdu, markers ? kMaxUlpduMarkers : kMaxUlpdu)),
       pos_(stream_start_offset),
       next_marker_(markers ? stream_start_offset + to_next_marker(stream_start_offset)

@@ -65,7 +65,6 @@ class Deframer {
   bool check_marker();
   bool fpdu_ok(const std::uint8_t* fpdu, std::size_t len) const;
 
-  bool markers_;
   bool crc_;
   std::size_t max_ulpdu_;
   Error error_ = Error::none;
