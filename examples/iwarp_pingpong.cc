@@ -356,7 +356,9 @@ int run_client(const Args& a) {
   std::printf("\n%-12s %10s %10s %14s\n", "operation", "chunk", "window", "Mbit/s");
   std::printf("%-12s %10zu %10d %14.0f\n", "RDMA Write", a.bw_chunk, a.window, bandwidth(true));
   std::printf("%-12s %10zu %10d %14.0f\n", "RDMA Read", a.bw_chunk, a.window, bandwidth(false));
-  const std::size_t covered = std::min(region, chunks_per_region * a.bw_chunk);
+  // Bytes the writes covered (and the reads brought back): the region, or less for a short run.
+  const std::size_t chunks = std::max<std::size_t>(1, a.bw_total / a.bw_chunk);
+  const std::size_t covered = std::min(chunks, chunks_per_region) * a.bw_chunk;
   const bool same = std::memcmp(src.data(), back.data(), covered) == 0;
   std::printf("\nverify: %zu bytes written by RDMA Write and read back by RDMA Read: %s\n", covered,
               same ? "identical" : "MISMATCH");

@@ -52,10 +52,20 @@ bool Deframer::check_marker() {
   return ptr == want;
 }
 
-bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) const {
+bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) {
   // RFC 5044 section 4.4: without CRC the field is valid whatever it holds.
   if (!crc_) return true;
-  return crc32c({fpdu, len - kCrcLen}) == load_crc(fpdu + len - kCrcLen);
+  const std::uint32_t crc = crc32c({fpdu, len - kCrcLen}, crc_acc_);
+  crc_acc_ = 0;
+  return crc == load_crc(fpdu + len - kCrcLen);
+}
+
+// The slow path's CRC: the octets of buf_[from, from + n) that precede the CRC field, in
+// stream order, so Markers met in between are covered where they stand (fpdu.h).
+void Deframer::crc_assembled(std::size_t from, std::size_t n) {
+  if (!crc_) return;
+  const std::size_t end = need_ == 0 ? from + n : std::min(from + n, need_ - kCrcLen);
+  if (end > from) crc_acc_ = crc32c({buf_.data() + from, end - from}, crc_acc_);
 }
 
 Error Deframer::feed(bytes_view in, UlpduSink sink) {
@@ -72,6 +82,8 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       marker_have_ = 0;
       next_marker_ += kMarkerInterval;
       if (!check_marker()) return fail(Error::marker);
+      // A Marker inside an FPDU, or one just before its ULPDU_Length, is CRC-covered.
+      if (crc_) crc_acc_ = crc32c({marker_, kMarkerLen}, crc_acc_);
       continue;
     }
     const std::uint64_t to_marker = next_marker_ - pos_;
@@ -95,6 +107,7 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
     std::size_t k = std::min(want, in.size());
     if (to_marker < k) k = static_cast<std::size_t>(to_marker);
     std::memcpy(buf_.data() + have_, in.data(), k);
+    const std::size_t from = have_;
     have_ += k;
     pos_ += k;
     in = in.subspan(k);
@@ -103,8 +116,13 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       if (ulen > max_ulpdu_) return fail(Error::length);
       need_ = fpdu_len(ulen);
     }
+    crc_assembled(from, k);
     if (need_ != 0 && have_ == need_) {
-      if (!fpdu_ok(buf_.data(), need_)) return fail(Error::crc);
+      if (crc_) {
+        const bool good = crc_acc_ == load_crc(buf_.data() + need_ - kCrcLen);
+        crc_acc_ = 0;
+        if (!good) return fail(Error::crc);
+      }
       const std::size_t ulen = load_be16(buf_.data());
       have_ = 0;
       need_ = 0;

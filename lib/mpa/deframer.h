@@ -63,7 +63,8 @@ class Deframer {
  private:
   Error fail(Error e) { return error_ = e; }
   bool check_marker();
-  bool fpdu_ok(const std::uint8_t* fpdu, std::size_t len) const;
+  bool fpdu_ok(const std::uint8_t* fpdu, std::size_t len);
+  void crc_assembled(std::size_t from, std::size_t n);
 
   bool crc_;
   std::size_t max_ulpdu_;
@@ -76,6 +77,7 @@ class Deframer {
   std::vector<std::uint8_t> buf_;  // current FPDU without Markers (slow path)
   std::size_t have_ = 0;           // octets of it in buf_
   std::size_t need_ = 0;           // its full length once ULPDU_Length is known, else 0
+  std::uint32_t crc_acc_ = 0;      // CRC of the current FPDU so far, Markers included
 };
 
 }  // namespace esock::mpa

@@ -14,6 +14,11 @@
 // ULPDU_Length and points to it with FPDUPTR = 0 (the first Marker of the stream is
 // always such a Marker). Its two low bits are zero on transmit and treated as zero by the
 // receiver, since FPDUs are 4-octet aligned in the stream.
+//
+// The CRC verifies the entire contents of the FPDU as it is sent (RFC 5044 section 4.1), so
+// it covers the Markers inside the FPDU, including a Marker that precedes its ULPDU_Length.
+// Wireshark's iwarp_mpa dissector computes it the same way; tests/integration checks our
+// captures against it.
 #pragma once
 
 #include <cstddef>

@@ -40,9 +40,11 @@ class Writer {
     static constexpr std::uint8_t kZeros[4] = {};
     put(kZeros, n);
   }
-  // The CRC field is never split by a Marker from the CRC's point of view: Markers are not
-  // covered by the CRC (RFC 5044 section 4.4), but one may still fall inside the field.
+  // FPDUs are 4-octet aligned in the stream and Markers sit at multiples of 512, so no
+  // Marker falls inside the CRC field; the CRC covers everything before it (fpdu.h).
   void put_crc() {
+    // A Marker due right before the CRC field is part of what the CRC covers.
+    if (pos_ == next_marker_) put_marker(static_cast<std::uint16_t>(pos_ - header_pos_));
     std::uint8_t c[kCrcLen];
     store_crc(c, crc_on_ ? crc_ : 0);  // RFC 5044 4.4: zero when CRC is not in use
     const bool on = crc_on_;
@@ -58,6 +60,7 @@ class Writer {
   void put_marker(std::uint16_t fpduptr) {
     store_be16(out_, 0);  // reserved
     store_be16(out_ + 2, fpduptr);
+    if (crc_on_) crc_ = crc32c({out_, kMarkerLen}, crc_);  // Markers are CRC-covered (fpdu.h)
     out_ += kMarkerLen;
     pos_ += kMarkerLen;
     next_marker_ += kMarkerInterval;

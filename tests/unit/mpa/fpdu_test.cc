@@ -52,7 +52,8 @@ Stream make_stream(bool markers, bool crc, std::uint32_t start,
 }
 
 // Independent check of the wire format: Markers exactly at multiples of 512 with the
-// RFC 5044 section 5 FPDUPTR, and the rest exactly length | ULPDU | zero pad | CRC.
+// RFC 5044 section 5 FPDUPTR, and the rest exactly length | ULPDU | zero pad | CRC, where
+// the CRC covers every octet of the FPDU on the wire before it, Markers included.
 void check_wire(const Stream& s, bool markers, bool crc, std::uint32_t start) {
   Bytes unmarked;
   for (std::size_t i = 0; i < s.wire.size(); ++i) {
@@ -72,13 +73,16 @@ void check_wire(const Stream& s, bool markers, bool crc, std::uint32_t start) {
     unmarked.push_back(s.wire[i]);
   }
   Bytes expect;
-  for (const Bytes& u : s.ulpdus) {
+  for (std::size_t k = 0; k < s.ulpdus.size(); ++k) {
+    const Bytes& u = s.ulpdus[k];
     const std::size_t at = expect.size();
     expect.push_back(static_cast<std::uint8_t>(u.size() >> 8));
     expect.push_back(static_cast<std::uint8_t>(u.size()));
     expect.insert(expect.end(), u.begin(), u.end());
     while ((expect.size() - at) % 4 != 0) expect.push_back(0);
-    const std::uint32_t c = crc ? crc32c(bytes_view(expect).subspan(at)) : 0;
+    const bytes_view on_wire =
+        bytes_view(s.wire).subspan(s.fpdus[k].first - start, s.fpdus[k].second - 4);
+    const std::uint32_t c = crc ? crc32c(on_wire) : 0;
     expect.resize(expect.size() + 4);
     store_crc(&expect[expect.size() - 4], c);
   }
