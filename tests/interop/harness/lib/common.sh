@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared settings of the esock siw interop harness; sourced by every script.
 # Paths are relative to the harness directory, never to this machine.
 #

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Network namespace, bridge and TAPs of the harness; sourced by siw.sh.
 # Every object created is recorded in $RUN_DIR/net.created, and net_down
 # deletes only what is recorded there (never a device it did not create).
