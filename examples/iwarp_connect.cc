@@ -6,7 +6,9 @@
 //
 // After the exchange the initiator closes at once; the responder waits for the initiator's
 // first FPDU (RFC 5044 7.1.2 makes the initiator speak first), reports it and closes.
-// With --send N the initiator sends one N-octet Send before closing.
+// With --exchange N the initiator sends one N-octet Send and waits for one Send back; the
+// responder answers the first Send with one of the same length (what rdma-core's
+// rdma_client and rdma_server do).
 // Options: --mpa-rev 1|2  --markers  --refuse-markers  --no-crc  --p2p  --rtr send|write|read
 //          --ird N --ord N  --timeout MS
 // Exit status: 0 when the connection was established (and, accepting, a first message came).
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
       o.mpa.ord = static_cast<std::uint16_t>(std::atoi(next()));
     else if (a == "--timeout")
       o.timeout_ms = std::atoi(next());
-    else if (a == "--send")
+    else if (a == "--exchange")
       send_len = static_cast<std::size_t>(std::atoi(next()));
     else
       usage();
@@ -114,33 +116,35 @@ int main(int argc, char** argv) {
       rtr_name(n.rtr), n.peer_private_data.size());
 
   int rc = 0;
+  std::vector<std::uint8_t> rx(65536), tx(65536, 0x5a);
+  const auto rx_key = ctx.reg_mr(rx.data(), rx.size(), ddp::access_local_write);
+  const auto tx_key = ctx.reg_mr(tx.data(), tx.size(), 0);
+  ddp::Sge rx_sge{rx.data(), static_cast<std::uint32_t>(rx.size()), rx_key};
+  auto send = [&](std::size_t len) {
+    ddp::Sge sge{tx.data(), static_cast<std::uint32_t>(len), tx_key};
+    ddp::Completion c{};
+    const bool ok = ep->post_send(1, {&sge, 1}) == 0 && ep->wait_send(c, o.timeout_ms) &&
+                    c.status == ddp::Status::success;
+    std::printf("sent one Send of %zu octets: %s\n", len, ok ? "ok" : ep->error().c_str());
+    return ok;
+  };
+  auto receive = [&](std::uint32_t* len) {
+    ddp::Completion c{};
+    const bool ok = ep->wait_recv(c, o.timeout_ms) && c.status == ddp::Status::success;
+    if (ok) *len = c.byte_len;
+    std::printf("received one Send: %s (%u octets)\n", ok ? "ok" : "none", ok ? c.byte_len : 0);
+    return ok;
+  };
+  ep->post_recv(1, {&rx_sge, 1});
+  std::uint32_t got = 0;
   if (role == "connect" && send_len > 0) {
-    std::vector<std::uint8_t> msg(send_len, 0x5a);
-    const auto key = ctx.reg_mr(msg.data(), msg.size(), 0);
-    ddp::Sge sge{msg.data(), static_cast<std::uint32_t>(msg.size()), key};
-    ddp::Completion c{};
-    if (ep->post_send(1, {&sge, 1}) != 0 || !ep->wait_send(c, o.timeout_ms) ||
-        c.status != ddp::Status::success) {
-      std::printf("send: failed (%s)\n", ep->error().c_str());
-      rc = 1;
-    } else {
-      std::printf("sent one Send of %zu octets\n", send_len);
-    }
+    rc = send(send_len) && receive(&got) ? 0 : 1;
+  } else if (role == "accept") {
+    rc = receive(&got) && (send_len == 0 || send(got)) ? 0 : 1;
   }
-  if (role == "accept") {
-    std::vector<std::uint8_t> buf(65536);
-    const auto key = ctx.reg_mr(buf.data(), buf.size(), ddp::access_local_write);
-    ddp::Sge sge{buf.data(), static_cast<std::uint32_t>(buf.size()), key};
-    ep->post_recv(1, {&sge, 1});
-    ddp::Completion c{};
-    if (ep->wait_recv(c, o.timeout_ms) && c.status == ddp::Status::success) {
-      std::printf("first message: Send of %u octets, %llu FPDUs received\n", c.byte_len,
-                  static_cast<unsigned long long>(ep->connection().stats().fpdus_rx));
-    } else {
-      std::printf("first message: none (%s)\n", ep->error().c_str());
-      rc = 1;
-    }
-  }
+  std::printf("FPDUs sent %llu, received %llu\n",
+              static_cast<unsigned long long>(ep->connection().stats().fpdus_tx),
+              static_cast<unsigned long long>(ep->connection().stats().fpdus_rx));
   ep->close(200);
   return rc;
 }
