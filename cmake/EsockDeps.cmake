@@ -24,6 +24,10 @@ if(ESOCK_WITH_RDMACM)
   esock_require_pkg(IBVERBS libibverbs libibverbs-dev)
 endif()
 
+if(ESOCK_WITH_DISSECTOR)
+  esock_require_pkg(WIRESHARK wireshark wireshark-dev)
+endif()
+
 if(ESOCK_BUILD_TESTS)
   find_package(GTest QUIET)
   if(NOT GTest_FOUND)
