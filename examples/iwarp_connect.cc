@@ -32,20 +32,6 @@ namespace {
   std::exit(2);
 }
 
-const char* rtr_name(mpa::Rtr r) {
-  switch (r) {
-    case mpa::Rtr::none:
-      return "none";
-    case mpa::Rtr::send:
-      return "send";
-    case mpa::Rtr::write:
-      return "write";
-    case mpa::Rtr::read:
-      return "read";
-  }
-  return "?";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,7 +99,7 @@ int main(int argc, char** argv) {
       "p2p %s, RTR %s, peer private data %zu octets\n",
       role == "connect" ? "initiator" : "responder", n.revision, n.crc ? "on" : "off",
       n.markers_tx ? "on" : "off", n.markers_rx ? "on" : "off", n.ird, n.ord, n.p2p ? "yes" : "no",
-      rtr_name(n.rtr), n.peer_private_data.size());
+      mpa::to_string(n.rtr), n.peer_private_data.size());
 
   int rc = 0;
   std::vector<std::uint8_t> rx(65536), tx(65536, 0x5a);

@@ -140,25 +140,11 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-const char* rtr_name(esock::mpa::Rtr r) {
-  switch (r) {
-    case esock::mpa::Rtr::none:
-      return "none";
-    case esock::mpa::Rtr::send:
-      return "zero-length Send";
-    case esock::mpa::Rtr::write:
-      return "zero-length RDMA Write";
-    case esock::mpa::Rtr::read:
-      return "zero-length RDMA Read";
-  }
-  return "?";
-}
-
 void print_negotiated(const char* who, Endpoint& ep) {
   const auto& n = ep.negotiated();
   std::printf("%s: MPA revision %u, markers tx %s / rx %s, CRC32c %s, IRD %u ORD %u, RTR %s\n", who,
               n.revision, n.markers_tx ? "on" : "off", n.markers_rx ? "on" : "off",
-              n.crc ? "on" : "off", n.ird, n.ord, rtr_name(n.rtr));
+              n.crc ? "on" : "off", n.ird, n.ord, esock::mpa::to_string(n.rtr));
 }
 
 void print_stats(const char* who, Endpoint& ep) {

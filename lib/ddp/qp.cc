@@ -61,57 +61,50 @@ bool Qp::can_post_sq() const {
   return state_ == QpState::rts;
 }
 
-int Qp::post_send(std::uint64_t wr_id, std::span<const Sge> sg, bool solicited, stag_t invalidate) {
+// Validates a send-queue WR's state, depth and gather list, then queues it: the send queue
+// is processed strictly in posting order (RFC 5040's ordering rules).
+int Qp::queue_sq(SqWr wr, std::span<const Sge> sg, std::uint32_t access) {
   if (!can_post_sq()) return ENOTCONN;
   if (sq_.size() >= cfg_.sq_depth) return ENOMEM;
   std::uint64_t total;
-  if (int e = check_sges(sg, 0, total)) return e;
-  SqWr wr;
-  wr.wr_id = wr_id;
-  wr.op = Opcode::send;
+  if (int e = check_sges(sg, access, total)) return e;
+  // A Read's Data Source range must not wrap the 64-bit TO space.
+  if (wr.op == Opcode::read && wr.remote_to > UINT64_MAX - total) return EINVAL;
   wr.sg.assign(sg.begin(), sg.end());
-  wr.solicited = solicited;
-  wr.inv = invalidate;
   wr.total = static_cast<std::uint32_t>(total);
   sq_.push_back(std::move(wr));
   return 0;
+}
+
+int Qp::post_send(std::uint64_t wr_id, std::span<const Sge> sg, bool solicited, stag_t invalidate) {
+  SqWr wr;
+  wr.wr_id = wr_id;
+  wr.op = Opcode::send;
+  wr.solicited = solicited;
+  wr.inv = invalidate;
+  return queue_sq(std::move(wr), sg, 0);
 }
 
 int Qp::post_write(std::uint64_t wr_id, std::span<const Sge> sg, stag_t rkey,
                    std::uint64_t remote_to) {
-  if (!can_post_sq()) return ENOTCONN;
-  if (sq_.size() >= cfg_.sq_depth) return ENOMEM;
-  std::uint64_t total;
-  if (int e = check_sges(sg, 0, total)) return e;
   SqWr wr;
   wr.wr_id = wr_id;
   wr.op = Opcode::write;
-  wr.sg.assign(sg.begin(), sg.end());
   wr.rkey = rkey;
   wr.remote_to = remote_to;
-  wr.total = static_cast<std::uint32_t>(total);
-  sq_.push_back(std::move(wr));
-  return 0;
+  return queue_sq(std::move(wr), sg, 0);
 }
 
 int Qp::post_read(std::uint64_t wr_id, std::span<const Sge> sink, stag_t rkey,
                   std::uint64_t remote_to) {
-  if (!can_post_sq()) return ENOTCONN;
-  if (sq_.size() >= cfg_.sq_depth) return ENOMEM;
-  if (sink.empty() || cfg_.ord == 0) return EINVAL;
-  std::uint64_t total;
-  if (int e = check_sges(sink, access_local_write, total)) return e;
-  if (remote_to > UINT64_MAX - total) return EINVAL;
+  if (sink.empty() || cfg_.ord == 0) return can_post_sq() ? EINVAL : ENOTCONN;
   SqWr wr;
   wr.wr_id = wr_id;
   wr.op = Opcode::read;
-  wr.sg.assign(sink.begin(), sink.end());
   wr.rkey = rkey;
   wr.remote_to = remote_to;
-  wr.total = static_cast<std::uint32_t>(total);
   wr.reads_left = sink.size();
-  sq_.push_back(std::move(wr));
-  return 0;
+  return queue_sq(std::move(wr), sink, access_local_write);
 }
 
 int Qp::post_recv(std::uint64_t wr_id, std::span<const Sge> sg) {

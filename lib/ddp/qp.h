@@ -157,6 +157,7 @@ class Qp {
 
   int check_sges(std::span<const Sge> sg, std::uint32_t access, std::uint64_t& total) const;
   bool can_post_sq() const;
+  int queue_sq(SqWr wr, std::span<const Sge> sg, std::uint32_t access);
   // tx
   void start_segment(OutSegment& out, const DdpHeader& h);
   bool emit_sq(OutSegment& out);

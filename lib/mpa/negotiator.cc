@@ -36,6 +36,20 @@ const char* to_string(Negotiator::State s) {
   return "?";
 }
 
+const char* to_string(Rtr r) {
+  switch (r) {
+    case Rtr::none:
+      return "none";
+    case Rtr::send:
+      return "send";
+    case Rtr::write:
+      return "write";
+    case Rtr::read:
+      return "read";
+  }
+  return "?";
+}
+
 Negotiator::Negotiator(Config cfg) : cfg_(std::move(cfg)) {
   const std::size_t block = cfg_.revision == kRevision2 ? kV2BlockLen : 0;
   if (cfg_.revision != kRevision1 && cfg_.revision != kRevision2) {

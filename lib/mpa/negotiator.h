@@ -86,5 +86,6 @@ class Negotiator {
 };
 
 const char* to_string(Negotiator::State s);
+const char* to_string(Rtr r);  // "none", "send", "write", "read"
 
 }  // namespace esock::mpa
