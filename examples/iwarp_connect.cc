@@ -5,7 +5,7 @@
 //   iwarp_connect accept ADDR PORT [options]    # esock is the MPA responder
 //
 // After the exchange the initiator closes at once; the responder waits for the initiator's
-// first FPDU (RFC 5044 7.1.2 makes the initiator speak first), reports it and closes.
+// first FPDU (RFC 5044 section 7.1 makes the initiator speak first), reports it and closes.
 // With --exchange N the initiator sends one N-octet Send and waits for one Send back; the
 // responder answers the first Send with one of the same length (what rdma-core's
 // rdma_client and rdma_server do).

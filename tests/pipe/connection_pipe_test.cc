@@ -202,7 +202,7 @@ TEST_P(PipeTest, RdmaWriteThenReadBackIsByteExact) {
 
 TEST_P(PipeTest, ResponderCanUseTheConnectionInBothDirections) {
   connect();
-  // The initiator sends first (RFC 5044 7.1.2 / RFC 6581), then the responder writes back.
+  // The initiator sends first (RFC 5044 section 7.1 / RFC 6581), then the responder writes back.
   std::vector<std::uint8_t> ping = pattern(100, 1), pong = pattern(5000, 2);
   std::vector<std::uint8_t> ping_rx(100), pong_rx(5000);
   ddp::stag_t l1 = b.stags.register_mr(b.pd, ping_rx.data(), 100, ddp::access_local_write);

@@ -89,7 +89,7 @@ bool Endpoint::negotiate(int timeout_ms, std::string* why) {
     progress(left);
   }
   if (conn_.state() != soft::Connection::State::established) {
-    flush();  // a responder's Reject still goes out (RFC 5044 section 7.1.3)
+    flush();  // a responder's Reject still goes out (RFC 5044 section 7.1)
     *why = conn_.error();
     return false;
   }

@@ -15,7 +15,7 @@ constexpr std::size_t max_peer_ulpdu = 65535;
 Connection::Connection(ConnectionConfig cfg, ddp::StagTable& stags, ddp::CompletionQueue& send_cq,
                        ddp::CompletionQueue& recv_cq)
     : cfg_(std::move(cfg)), negotiator_(cfg_.mpa), qp_(cfg_.qp, stags, send_cq, recv_cq) {
-  // The initiator speaks first (RFC 5044 section 7.1.1): its Request is ready at once.
+  // The initiator speaks first (RFC 5044 section 7.1): its Request is ready at once.
   out_.append(negotiator_.take_output());
 }
 
@@ -60,7 +60,7 @@ void Connection::established() {
       qp_.expect_rtr(rtr);
     }
   } else if (!cfg_.mpa.initiator) {
-    // RFC 5044 section 7.1.2: without an RTR the responder sends no FPDU before it has
+    // RFC 5044 section 7.1: without an RTR the responder sends no FPDU before it has
     // received the initiator's first one.
     hold_tx_until_rx_ = true;
   }
