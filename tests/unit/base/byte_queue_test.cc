@@ -22,8 +22,8 @@ TEST(ByteQueue, IsAFifoAcrossGrowthAndCompaction) {
     }
     std::size_t take = rng() % (q.size() + 1);
     ASSERT_EQ(q.size(), model.size());
-    ASSERT_TRUE(std::equal(q.view().begin(), q.view().begin() + static_cast<long>(take),
-                           model.begin()));
+    ASSERT_TRUE(
+        std::equal(q.view().begin(), q.view().begin() + static_cast<long>(take), model.begin()));
     q.consume(take);
     model.erase(model.begin(), model.begin() + static_cast<long>(take));
   }
