@@ -20,7 +20,6 @@ Connection::Connection(ConnectionConfig cfg, ddp::StagTable& stags, ddp::Complet
 }
 
 void Connection::on_bytes(bytes_view in) {
-  stats_.bytes_rx += in.size();
   if (state_ == State::negotiating) {
     const std::size_t used = negotiator_.feed(in);
     out_.append(negotiator_.take_output());
@@ -104,7 +103,6 @@ void Connection::pump() {
       return;
     }
     ++stats_.fpdus_tx;
-    stats_.bytes_tx += n;
   }
 }
 

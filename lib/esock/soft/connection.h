@@ -32,7 +32,6 @@ struct ConnectionConfig {
 
 struct ConnectionStats {
   std::uint64_t fpdus_tx = 0, fpdus_rx = 0;
-  std::uint64_t bytes_tx = 0, bytes_rx = 0;  // stream octets, MPA frames included
 };
 
 class Connection {
