@@ -15,6 +15,8 @@ function(esock_require_pkg prefix module debian)
 endfunction()
 
 esock_require_pkg(ISAL libisal libisal-dev)
+# SipHash for RFC 6528 initial sequence numbers (crypto_shorthash).
+esock_require_pkg(SODIUM libsodium libsodium-dev)
 
 if(ESOCK_WITH_DPDK)
   esock_require_pkg(DPDK "libdpdk>=22.11" libdpdk-dev)

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libisal-dev
+  libsodium-dev
   libdpdk-dev dpdk
   librdmacm-dev libibverbs-dev
   wireshark-dev tshark
