@@ -1,0 +1,24 @@
+// What the shims call for a DDPMODE descriptor (or for SOL_ESOCK options on any socket).
+// Same contract as the libc calls they stand for: -1 (or MAP) with errno set on failure.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+namespace esock::sockets {
+
+int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len);
+int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len);
+int ddp_connect(int fd, const sockaddr* addr, socklen_t len);
+int ddp_listen(int fd, int backlog);
+int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags);
+ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags);
+ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags);
+int ddp_shutdown(int fd, int how);
+// Called after libc's close/dup succeeded, to keep the table in step with the kernel.
+void ddp_closed(int fd);
+void ddp_duplicated(int oldfd, int newfd);
+int ddp_fcntl_setfl(int fd, int flags);
+int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
+
+}  // namespace esock::sockets

@@ -1,0 +1,60 @@
+#include "esock/sockets/fd_table.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "esock/sockets/socket.h"
+
+namespace esock::sockets {
+
+std::atomic<std::uint8_t> fd_flags[max_ddp_fd];
+
+namespace {
+
+struct Table {
+  std::mutex mu;
+  std::unordered_map<int, std::shared_ptr<Socket>> owners;
+};
+
+Table& table() {
+  static Table* t = new Table;  // never destroyed: shims may run during exit
+  return *t;
+}
+
+}  // namespace
+
+std::shared_ptr<Socket> fd_get(int fd) {
+  if (!fd_is_ddp(fd)) return nullptr;
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  auto it = t.owners.find(fd);
+  return it == t.owners.end() ? nullptr : it->second;
+}
+
+void fd_set(int fd, std::shared_ptr<Socket> s) {
+  if (static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd)) return;
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  t.owners[fd] = std::move(s);
+  fd_flags[fd].store(1, std::memory_order_release);
+}
+
+std::shared_ptr<Socket> fd_take(int fd) {
+  if (!fd_is_ddp(fd)) return nullptr;
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  fd_flags[fd].store(0, std::memory_order_release);
+  auto it = t.owners.find(fd);
+  if (it == t.owners.end()) return nullptr;
+  std::shared_ptr<Socket> s = std::move(it->second);
+  t.owners.erase(it);
+  return s;
+}
+
+int fd_count() {
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  return static_cast<int>(t.owners.size());
+}
+
+}  // namespace esock::sockets
