@@ -53,18 +53,18 @@ struct TxOffload {
 };
 
 struct TxFrame {
-  bytes_view head;                    // Ethernet + IPv4 + TCP headers
-  std::span<const TxPiece> payload;   // appended after head, in order
+  bytes_view head;                   // Ethernet + IPv4 + TCP headers
+  std::span<const TxPiece> payload;  // appended after head, in order
   TxOffload offload;
 };
 
 struct DeviceCaps {
-  std::uint16_t mtu = 1500;          // largest IPv4 datagram
+  std::uint16_t mtu = 1500;  // largest IPv4 datagram
   bool tx_ip_csum = false;
   bool tx_l4_csum = false;
-  bool rx_csum = false;              // RxFrame::csum may carry verdicts
+  bool rx_csum = false;  // RxFrame::csum may carry verdicts
   bool tso = false;
-  std::uint16_t max_tx_pieces = 8;   // payload pieces one frame may carry
+  std::uint16_t max_tx_pieces = 8;  // payload pieces one frame may carry
 };
 
 struct DeviceStats {
