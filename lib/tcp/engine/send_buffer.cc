@@ -1,0 +1,95 @@
+#include "tcp/engine/send_buffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace esock::tcp {
+
+std::size_t SendBuffer::append_copy(bytes_view data) {
+  std::size_t n = std::min(data.size(), space());
+  std::size_t done = 0;
+  while (done < n) {
+    Chunk* tail = chunks_.empty() ? nullptr : &chunks_.back();
+    if (!tail || !tail->owned_block || tail->eor || tail->len == tail->block_cap) {
+      std::uint8_t* mem = nullptr;
+      BufRef ref = HeapBuf::make(block_size_, &mem);
+      chunks_.push_back(Chunk{mem, 0, std::move(ref), false, true, block_size_});
+      tail = &chunks_.back();
+    }
+    std::size_t k = std::min(n - done, tail->block_cap - tail->len);
+    // Appending past the bytes already handed to the device is safe: in-flight frames
+    // reference only [data, data + len) as it was when they were built.
+    std::memcpy(const_cast<std::uint8_t*>(tail->data) + tail->len, data.data() + done, k);
+    tail->len += k;
+    done += k;
+  }
+  size_ += n;
+  return n;
+}
+
+bool SendBuffer::append_ref(bytes_view data, const BufRef& ref, bool end_of_record) {
+  if (data.size() > space()) return false;
+  if (data.empty()) {
+    if (end_of_record && !chunks_.empty()) chunks_.back().eor = true;
+    return true;
+  }
+  chunks_.push_back(Chunk{data.data(), data.size(), ref, end_of_record, false, 0});
+  size_ += data.size();
+  return true;
+}
+
+void SendBuffer::consume(std::size_t n) {
+  n = std::min(n, size_);
+  size_ -= n;
+  while (n > 0) {
+    Chunk& c = chunks_.front();
+    std::size_t left = c.len - head_off_;
+    if (n < left) {
+      head_off_ += n;
+      return;
+    }
+    n -= left;
+    head_off_ = 0;
+    chunks_.pop_front();
+  }
+  // A fully drained copy block is kept only if it is the tail and still has room; popping it
+  // above is fine too: the next append starts a fresh block.
+}
+
+std::size_t SendBuffer::gather(std::size_t offset, std::size_t len, std::span<TxPiece> out,
+                               std::size_t* pieces) const {
+  std::size_t covered = 0, k = 0;
+  std::size_t pos = offset + head_off_;  // position within the chunk list
+  for (const Chunk& c : chunks_) {
+    if (covered == len || k == out.size()) break;
+    if (pos >= c.len) {
+      pos -= c.len;
+      continue;
+    }
+    std::size_t take = std::min(c.len - pos, len - covered);
+    out[k++] = TxPiece{bytes_view(c.data + pos, take), c.ref};
+    covered += take;
+    pos = 0;
+  }
+  *pieces = k;
+  return covered;
+}
+
+std::size_t SendBuffer::cut_at_record(std::size_t offset, std::size_t max_len) const {
+  std::size_t pos = offset + head_off_;
+  std::size_t run = 0;   // bytes from offset to the end of the current chunk
+  std::size_t best = 0;  // longest prefix ending on a record boundary
+  for (const Chunk& c : chunks_) {
+    if (pos >= c.len) {
+      pos -= c.len;
+      continue;
+    }
+    run += c.len - pos;
+    pos = 0;
+    if (run > max_len) break;
+    if (c.eor) best = run;
+  }
+  return best ? best : max_len;
+}
+
+}  // namespace esock::tcp

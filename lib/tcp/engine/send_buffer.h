@@ -1,0 +1,65 @@
+// The send buffer: every byte from SND.UNA to the end of what the application handed over
+// (RFC 9293 3.3.1's "send sequence space" minus what is ACKed). Bytes are held as chunks,
+// each with a BufRef, so transmit is zero-copy: a segment's payload is a list of TxPieces
+// pointing into the chunks, and a chunk the application handed over by reference (e.g. a
+// registered memory region) stays pinned until ACKed. Data the application hands over by
+// value is copied once, into pooled blocks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <span>
+
+#include "base/buf_ref.h"
+#include "base/bytes.h"
+#include "tcp/dev/device.h"
+
+namespace esock::tcp {
+
+class SendBuffer {
+ public:
+  explicit SendBuffer(std::size_t capacity, std::size_t block_size = 64 * 1024)
+      : capacity_(capacity), block_size_(block_size) {}
+
+  std::size_t size() const { return size_; }  // bytes from SND.UNA to the end
+  std::size_t space() const { return size_ < capacity_ ? capacity_ - size_ : 0; }
+  std::size_t capacity() const { return capacity_; }
+  void set_capacity(std::size_t c) { capacity_ = c; }
+
+  // Copies as much of `data` as fits; returns the count.
+  std::size_t append_copy(bytes_view data);
+  // Appends `data` by reference (no copy); all or nothing. `end_of_record` marks the last
+  // byte as a record boundary (see cut_at_record).
+  bool append_ref(bytes_view data, const BufRef& ref, bool end_of_record = false);
+
+  // Drops `n` bytes from the front (they were ACKed). Chunks fully acked release their ref.
+  void consume(std::size_t n);
+
+  // Fills `out` with pieces covering [offset, offset + len) counted from SND.UNA; returns
+  // the bytes covered (less than len if out is too small).
+  std::size_t gather(std::size_t offset, std::size_t len, std::span<TxPiece> out,
+                     std::size_t* pieces) const;
+
+  // Largest length <= max_len starting at `offset` that ends on a record boundary, or
+  // max_len when no record boundary lies in (offset, offset + max_len] or the first record
+  // is longer than max_len. Lets an upper layer (MPA) keep every segment starting at an FPDU.
+  std::size_t cut_at_record(std::size_t offset, std::size_t max_len) const;
+
+ private:
+  struct Chunk {
+    const std::uint8_t* data;
+    std::size_t len;
+    BufRef ref;
+    bool eor;
+    bool owned_block;  // a copy block we may still append to
+    std::size_t block_cap;
+  };
+  std::size_t capacity_;
+  std::size_t block_size_;
+  std::size_t size_ = 0;
+  std::size_t head_off_ = 0;  // bytes of chunks_.front() already consumed
+  std::deque<Chunk> chunks_;
+};
+
+}  // namespace esock::tcp
