@@ -1,0 +1,56 @@
+// perftest's out-of-band channel when run with -R (rdma_cm): a second iWARP connection on
+// the test port, used only for strictly alternating Sends (linux-rdma/perftest,
+// src/perftest_communication.c). The client always speaks first in an exchange; each side
+// keeps one receive posted for the peer's next message (at most sizeof(pingpong_dest)).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "esock/ksock/endpoint.h"
+
+namespace esock::tools {
+
+// perftest's struct pingpong_dest as its -R handshake sends it: 56 octets, every integer
+// big-endian (perftest's HAVE_ENDIAN build), the 4 octets after rkey are padding.
+struct PingpongDest {
+  std::uint32_t lid = 0, out_reads = 0, qpn = 0, psn = 0, rkey = 0;
+  std::uint64_t vaddr = 0;
+  std::array<std::uint8_t, 16> gid{};
+  std::uint32_t srqn = 0, gid_index = 0;
+};
+inline constexpr std::size_t pingpong_dest_len = 56;
+void emit(const PingpongDest& d, std::span<std::uint8_t, pingpong_dest_len> out);
+PingpongDest parse_dest(std::span<const std::uint8_t, pingpong_dest_len> in);
+
+// perftest's struct bw_report_data as xchg_bw_reports sends it (peer version >= 5.33).
+struct BwReport {
+  std::uint64_t size = 0, iters = 0;
+  double bw_peak = 0, bw_avg = 0, msg_rate = 0;
+};
+
+class CommChannel {
+ public:
+  CommChannel(ksock::Context& ctx, ksock::Endpoint& ep, bool client, int timeout_ms);
+  // ctx_xchg_data: the client sends then receives, the server receives then sends.
+  bool xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs);
+  bool hand_shake(const PingpongDest& mine, PingpongDest* theirs);
+  // exchange_versions + check_sys_data + check_mtu, in perftest's order.
+  bool prelude(std::string* peer_version);
+  bool xchg_bw_reports(const BwReport& mine, BwReport* theirs);
+  ksock::Endpoint& endpoint() { return ep_; }
+
+ private:
+  bool send(std::span<const std::uint8_t> m);
+  bool recv(std::span<std::uint8_t> out);
+
+  ksock::Endpoint& ep_;
+  bool client_;
+  int timeout_ms_;
+  std::array<std::uint8_t, 64> tx_{}, rx_{};
+  ddp::stag_t tx_key_, rx_key_;
+};
+
+}  // namespace esock::tools
