@@ -87,7 +87,10 @@ void BM_pingpong(benchmark::State& state) {
 
 // Interleaved repetitions so drift affects both equally; compare the medians.
 BENCHMARK(BM_pingpong<false>)->Name("pingpong_1B/libc")->Repetitions(9)->ReportAggregatesOnly();
-BENCHMARK(BM_pingpong<true>)->Name("pingpong_1B/esock_passthrough")->Repetitions(9)->ReportAggregatesOnly();
+BENCHMARK(BM_pingpong<true>)
+    ->Name("pingpong_1B/esock_passthrough")
+    ->Repetitions(9)
+    ->ReportAggregatesOnly();
 
 // Pure call overhead, no kernel: read() of 0 bytes on an invalid fd fails in libc at once
 // after the syscall; the shim adds its flag check in front.
@@ -100,7 +103,10 @@ void BM_call(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_call<false>)->Name("read_ebadf/libc")->Repetitions(5)->ReportAggregatesOnly();
-BENCHMARK(BM_call<true>)->Name("read_ebadf/esock_passthrough")->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_call<true>)
+    ->Name("read_ebadf/esock_passthrough")
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
 
 }  // namespace
 

@@ -14,39 +14,39 @@
 namespace esock::sockets {
 
 // X(name, return type, parameter list)
-#define ESOCK_LIBC_FUNCTIONS(X)                                                          \
-  X(socket, int, (int, int, int))                                                        \
-  X(connect, int, (int, const sockaddr*, socklen_t))                                     \
-  X(bind, int, (int, const sockaddr*, socklen_t))                                        \
-  X(listen, int, (int, int))                                                             \
-  X(accept, int, (int, sockaddr*, socklen_t*))                                           \
-  X(accept4, int, (int, sockaddr*, socklen_t*, int))                                     \
-  X(close, int, (int))                                                                   \
-  X(dup, int, (int))                                                                     \
-  X(dup2, int, (int, int))                                                               \
-  X(dup3, int, (int, int, int))                                                          \
-  X(fcntl, int, (int, int, ...))                                                         \
-  X(read, ssize_t, (int, void*, size_t))                                                 \
-  X(write, ssize_t, (int, const void*, size_t))                                          \
-  X(readv, ssize_t, (int, const iovec*, int))                                            \
-  X(writev, ssize_t, (int, const iovec*, int))                                           \
-  X(send, ssize_t, (int, const void*, size_t, int))                                      \
-  X(recv, ssize_t, (int, void*, size_t, int))                                            \
-  X(sendto, ssize_t, (int, const void*, size_t, int, const sockaddr*, socklen_t))        \
-  X(recvfrom, ssize_t, (int, void*, size_t, int, sockaddr*, socklen_t*))                 \
-  X(sendmsg, ssize_t, (int, const msghdr*, int))                                         \
-  X(recvmsg, ssize_t, (int, msghdr*, int))                                               \
-  X(sendfile, ssize_t, (int, int, off_t*, size_t))                                       \
-  X(shutdown, int, (int, int))                                                           \
-  X(getsockopt, int, (int, int, int, void*, socklen_t*))                                 \
-  X(setsockopt, int, (int, int, int, const void*, socklen_t))                            \
-  X(getsockname, int, (int, sockaddr*, socklen_t*))                                      \
-  X(getpeername, int, (int, sockaddr*, socklen_t*))                                      \
-  X(sendfile64, ssize_t, (int, int, off64_t*, size_t))                                   \
-  X(fcntl64, int, (int, int, ...))                                                       \
-  X(fork, pid_t, (void))                                                                 \
-  X(__read_chk, ssize_t, (int, void*, size_t, size_t))                                   \
-  X(__recv_chk, ssize_t, (int, void*, size_t, size_t, int))                              \
+#define ESOCK_LIBC_FUNCTIONS(X)                                                   \
+  X(socket, int, (int, int, int))                                                 \
+  X(connect, int, (int, const sockaddr*, socklen_t))                              \
+  X(bind, int, (int, const sockaddr*, socklen_t))                                 \
+  X(listen, int, (int, int))                                                      \
+  X(accept, int, (int, sockaddr*, socklen_t*))                                    \
+  X(accept4, int, (int, sockaddr*, socklen_t*, int))                              \
+  X(close, int, (int))                                                            \
+  X(dup, int, (int))                                                              \
+  X(dup2, int, (int, int))                                                        \
+  X(dup3, int, (int, int, int))                                                   \
+  X(fcntl, int, (int, int, ...))                                                  \
+  X(read, ssize_t, (int, void*, size_t))                                          \
+  X(write, ssize_t, (int, const void*, size_t))                                   \
+  X(readv, ssize_t, (int, const iovec*, int))                                     \
+  X(writev, ssize_t, (int, const iovec*, int))                                    \
+  X(send, ssize_t, (int, const void*, size_t, int))                               \
+  X(recv, ssize_t, (int, void*, size_t, int))                                     \
+  X(sendto, ssize_t, (int, const void*, size_t, int, const sockaddr*, socklen_t)) \
+  X(recvfrom, ssize_t, (int, void*, size_t, int, sockaddr*, socklen_t*))          \
+  X(sendmsg, ssize_t, (int, const msghdr*, int))                                  \
+  X(recvmsg, ssize_t, (int, msghdr*, int))                                        \
+  X(sendfile, ssize_t, (int, int, off_t*, size_t))                                \
+  X(shutdown, int, (int, int))                                                    \
+  X(getsockopt, int, (int, int, int, void*, socklen_t*))                          \
+  X(setsockopt, int, (int, int, int, const void*, socklen_t))                     \
+  X(getsockname, int, (int, sockaddr*, socklen_t*))                               \
+  X(getpeername, int, (int, sockaddr*, socklen_t*))                               \
+  X(sendfile64, ssize_t, (int, int, off64_t*, size_t))                            \
+  X(fcntl64, int, (int, int, ...))                                                \
+  X(fork, pid_t, (void))                                                          \
+  X(__read_chk, ssize_t, (int, void*, size_t, size_t))                            \
+  X(__recv_chk, ssize_t, (int, void*, size_t, size_t, int))                       \
   X(__recvfrom_chk, ssize_t, (int, void*, size_t, size_t, int, sockaddr*, socklen_t*))
 
 struct Libc {
@@ -61,9 +61,9 @@ extern Libc libc;
 void resolve_libc();
 
 // The function pointer for name, resolving first if the constructor has not run yet.
-#define ESOCK_LIBC(name) \
+#define ESOCK_LIBC(name)                                       \
   (__builtin_expect(::esock::sockets::libc.name != nullptr, 1) \
-       ? ::esock::sockets::libc.name                             \
+       ? ::esock::sockets::libc.name                           \
        : (::esock::sockets::resolve_libc(), ::esock::sockets::libc.name))
 
 }  // namespace esock::sockets

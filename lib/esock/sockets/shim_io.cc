@@ -146,7 +146,8 @@ ssize_t sendfile(int out_fd, int in_fd, off_t* offset, size_t count) {
   // DDPMODE: read the file through a bounce buffer and send it as stream data.
   char buf[64 * 1024];
   const size_t want = count < sizeof buf ? count : sizeof buf;
-  const ssize_t got = offset ? ::pread(in_fd, buf, want, *offset) : ESOCK_LIBC(read)(in_fd, buf, want);
+  const ssize_t got =
+      offset ? ::pread(in_fd, buf, want, *offset) : ESOCK_LIBC(read)(in_fd, buf, want);
   if (got <= 0) return got;
   const ssize_t sent = ddp_send1(out_fd, buf, static_cast<size_t>(got), 0);
   if (sent > 0) {

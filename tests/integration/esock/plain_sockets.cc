@@ -78,7 +78,8 @@ int main() {
   check(::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0, "TCP_NODELAY");
   sockaddr_in peer{};
   socklen_t pl = sizeof peer;
-  check(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 && peer.sin_port == a.sin_port,
+  check(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 &&
+            peer.sin_port == a.sin_port,
         "getpeername");
 
   check(::write(fd, "hello", 5) == 5, "write");
