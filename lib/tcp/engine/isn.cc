@@ -1,0 +1,55 @@
+#include "tcp/engine/isn.h"
+
+#include <sodium.h>
+
+#include "base/endian.h"
+
+namespace esock::tcp {
+
+namespace {
+// Domain separation: the first input byte tells the two uses of the key apart.
+constexpr std::uint8_t domain_isn = 0x01;
+constexpr std::uint8_t domain_ts = 0x02;
+constexpr std::int64_t isn_tick_ns = 4000;  // RFC 6528 section 3: 4 microseconds
+
+static_assert(crypto_shorthash_siphash24_KEYBYTES == 16);
+}  // namespace
+
+IsnGenerator IsnGenerator::with_random_key() {
+  // sodium_init is idempotent and thread-safe. It fails only without an entropy source,
+  // and then randombytes_buf aborts inside libsodium rather than hand out predictable
+  // bytes: a stack must not run with guessable ISNs (RFC 6528 section 3), so we let it.
+  if (sodium_init() < 0) {
+    // Fall through to randombytes_buf, which reports the failure (see above).
+  }
+  Key key{};
+  randombytes_buf(key.data(), key.size());
+  return IsnGenerator(key);
+}
+
+std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t) const {
+  // Fixed big-endian layout: the result does not depend on host byte order.
+  std::array<std::uint8_t, 13> in{};
+  in[0] = domain;
+  store_be32(&in[1], t.local_ip.v);
+  store_be16(&in[5], t.local_port);
+  store_be32(&in[7], t.remote_ip.v);
+  store_be16(&in[11], t.remote_port);
+  std::array<std::uint8_t, crypto_shorthash_siphash24_BYTES> out{};
+  crypto_shorthash_siphash24(out.data(), in.data(), in.size(), key_.data());
+  return load_be32(out.data());
+}
+
+std::uint32_t IsnGenerator::isn(const FourTuple& tuple, Instant now) const {
+  // Floor division keeps M monotonic even for an epoch that makes `now` negative.
+  std::int64_t ticks = now.ns / isn_tick_ns;
+  if (now.ns % isn_tick_ns < 0) --ticks;
+  const auto m = static_cast<std::uint32_t>(static_cast<std::uint64_t>(ticks));
+  return m + hash(domain_isn, tuple);
+}
+
+std::uint32_t IsnGenerator::ts_offset(const FourTuple& tuple) const {
+  return hash(domain_ts, tuple);
+}
+
+}  // namespace esock::tcp
