@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+# Writes a small, fully synthetic capture (classic pcap, Ethernet/IPv4/TCP) of one MPA v2
+# connection with CRC32c whose FPDUs commit the protocol violations the dissector must flag,
+# plus what it must pair and reassemble. Deterministic: fixed addresses, sequence numbers
+# and timestamps. Frame by frame (the expected values are in run_tests.sh):
+#   4 Request (rev 2, C, IRD 4 ORD 4)          5 Reply (rev 2, C, IRD 4 ORD 4)
+#   6 Send MSN 1 "hello"                       7 Send MSN 3: MSN out of order (expected 2)
+#   8 Send MSN 4 MO 0, not last                9 Send MSN 4 MO 100, last: 150 octets in 2
+#  10 Read Request MSN 1 (sink 0x1000/0x2000, 64 octets)
+#  11 Read Response 0x1000/0x2000, 64 octets, 500 us after frame 10
+#  12 Read Request MSN 2 (sink 0x1100/0, 16 octets)
+#  13 Read Response 0x1100/0, 32 octets: outside the 16 octets frame 12 advertised
+#  14 Terminate: DDP, untagged buffer error, invalid MSN range (layer 1, type 2, code 3)
+# Usage: craft_violations.py OUT.pcap
+import struct
+import sys
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+def fpdu(ulpdu):
+    body = struct.pack(">H", len(ulpdu)) + ulpdu
+    body += b"\0" * (-len(body) % 4)
+    return body + struct.pack("<I", crc32c(body))  # CRC sent least significant octet first
+
+def untagged(op, qn, msn, mo, payload, last=True):
+    return bytes([(0x40 if last else 0) | 0x01, 0x40 | op]) + struct.pack(">IIII", 0, qn, msn, mo) + payload
+
+def tagged(op, stag, to, payload, last=True):
+    return bytes([0x80 | (0x40 if last else 0) | 0x01, 0x40 | op]) + struct.pack(">IQ", stag, to) + payload
+
+def mpa_frame(key, flags, ird, ord_):
+    return key + bytes([flags, 2]) + struct.pack(">HHH", 4, ird, ord_)
+
+C, S = (b"\x0a\x00\x00\x01", 40000), (b"\x0a\x00\x00\x02", 5000)
+seq = {C: 1000, S: 5000}
+frames = []
+t = [1_700_000_000, 0]  # seconds, microseconds
+
+def packet(src, dst, payload, flags=0x18, advance_us=100):
+    t[1] += advance_us
+    ack = 0 if flags == 0x02 else seq[dst]
+    tcp = struct.pack(">HHIIBBHHH", src[1], dst[1], seq[src], ack, 5 << 4, flags, 65535, 0, 0)
+    if flags & 0x02:
+        seq[src] += 1
+    seq[src] += len(payload)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0x4000, 64, 6, 0,
+                     src[0], dst[0])
+    eth = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00"
+    frames.append((t[0], t[1], eth + ip + tcp + payload))
+
+packet(C, S, b"", 0x02)
+packet(S, C, b"", 0x12)
+packet(C, S, b"", 0x10)
+packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
+packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
+packet(C, S, fpdu(untagged(3, 0, 1, 0, b"hello")))
+packet(C, S, fpdu(untagged(3, 0, 3, 0, b"skipped two")))
+packet(C, S, fpdu(untagged(3, 0, 4, 0, bytes(range(100)), last=False)))
+packet(C, S, fpdu(untagged(3, 0, 4, 100, bytes(50))))
+packet(C, S, fpdu(untagged(1, 1, 1, 0, struct.pack(">IQIIQ", 0x1000, 0x2000, 64, 0x3000, 0))))
+packet(S, C, fpdu(tagged(2, 0x1000, 0x2000, bytes(64))), advance_us=500)
+packet(C, S, fpdu(untagged(1, 1, 2, 0, struct.pack(">IQIIQ", 0x1100, 0, 16, 0x3100, 0))))
+packet(S, C, fpdu(tagged(2, 0x1100, 0, bytes(32))))
+packet(S, C, fpdu(untagged(7, 2, 1, 0, bytes([0x12, 0x03, 0x00, 0x00]))))
+
+with open(sys.argv[1], "wb") as out:
+    out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    for sec, usec, data in frames:
+        out.write(struct.pack("<IIII", sec, usec, len(data), len(data)) + data)
