@@ -1,0 +1,190 @@
+#include "tcp/dpdk/dpdk_device.h"
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "base/steady_clock.h"
+#include "tcp/dpdk/mbuf_slot.h"
+
+namespace esock::tcp::dpdk {
+namespace {
+
+std::atomic<unsigned> pool_seq{0};
+
+std::string err_text(const std::string& what, int err) {
+  return what + ": " + rte_strerror(err < 0 ? -err : err);
+}
+
+std::uint8_t rx_verdict(std::uint64_t ol) {
+  std::uint8_t v = 0;
+  switch (ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) {
+    case RTE_MBUF_F_RX_IP_CKSUM_GOOD:
+      v |= rx_csum::ip_good;
+      break;
+    case RTE_MBUF_F_RX_IP_CKSUM_BAD:
+      v |= rx_csum::ip_bad;
+      break;
+    default:
+      break;  // unknown or none: the stack verifies in software
+  }
+  switch (ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+    case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+      v |= rx_csum::l4_good;
+      break;
+    case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+      v |= rx_csum::l4_bad;
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<DpdkDevice> DpdkDevice::open(std::uint16_t port, const DpdkDeviceConfig& config,
+                                             std::string* error) {
+  std::unique_ptr<DpdkDevice> d(new DpdkDevice());
+  if (!d->setup(port, config, error)) return nullptr;
+  return d;
+}
+
+bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::string* error) {
+  auto fail = [&](const std::string& what, int err) {
+    if (error) *error = err_text("port " + std::to_string(port) + ": " + what, err);
+    return false;
+  };
+  if (!rte_eth_dev_is_valid_port(port)) return fail("no such port", ENODEV);
+  port_ = port;
+  copy_below_ = c.copy_below;
+  tx_batch_ = std::max<std::uint16_t>(c.tx_batch, 1);
+  pending_ = std::make_unique<rte_mbuf*[]>(tx_batch_);
+
+  rte_eth_dev_info info{};
+  if (int r = rte_eth_dev_info_get(port, &info); r != 0) return fail("dev_info", r);
+  int socket = rte_eth_dev_socket_id(port);
+  if (socket < 0) socket = SOCKET_ID_ANY;
+  const std::uint16_t room = c.data_room ? c.data_room : RTE_MBUF_DEFAULT_BUF_SIZE;
+  const std::string name = "esock_p" + std::to_string(port) + "_" + std::to_string(pool_seq++);
+  // priv_size = our slot: that is what makes rx zero-allocation (mbuf_slot.h).
+  // A per-lcore cache only pays off for big pools (rte_mempool wants n >= 1.5 x cache).
+  const unsigned cache = c.pool_mbufs >= 1024 ? 256 : 0;
+  pool_ = rte_pktmbuf_pool_create(name.c_str(), c.pool_mbufs, cache, mbuf_slot_size, room, socket);
+  if (!pool_) return fail("rte_pktmbuf_pool_create", rte_errno);
+
+  rte_eth_conf conf{};
+  const std::uint64_t txo = info.tx_offload_capa, rxo = info.rx_offload_capa;
+  multi_seg_ = (txo & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+  if (multi_seg_) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  if (c.offloads) {
+    caps_.tx_ip_csum = (txo & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+    caps_.tx_l4_csum = (txo & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) != 0;
+    caps_.tso = multi_seg_ && (txo & RTE_ETH_TX_OFFLOAD_TCP_TSO) != 0;
+    rx_csum_ = (rxo & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) && (rxo & RTE_ETH_RX_OFFLOAD_TCP_CKSUM);
+    if (caps_.tx_ip_csum) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+    if (caps_.tx_l4_csum) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+    if (caps_.tso) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    if (rx_csum_)
+      conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+  }
+  caps_.rx_csum = rx_csum_;
+  if (c.mtu) conf.rxmode.mtu = c.mtu;
+  if (int r = rte_eth_dev_configure(port, 1, 1, &conf); r != 0) return fail("configure", r);
+  std::uint16_t nrx = c.rx_desc, ntx = c.tx_desc;
+  if (int r = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx); r != 0)
+    return fail("adjust descriptors", r);
+  if (int r = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, pool_);
+      r != 0)
+    return fail("rx queue", r);
+  if (int r = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr); r != 0)
+    return fail("tx queue", r);
+  if (int r = rte_eth_dev_start(port); r != 0) return fail("start", r);
+  started_ = true;
+  if (c.promiscuous) rte_eth_promiscuous_enable(port);
+
+  std::uint16_t mtu = 1500;
+  if (rte_eth_dev_get_mtu(port, &mtu) == 0) caps_.mtu = mtu;
+  // A frame must fit in one mbuf's room when the PMD cannot take chains.
+  if (!multi_seg_) {
+    const std::size_t fit = std::size_t{room} - RTE_PKTMBUF_HEADROOM - 14;
+    caps_.mtu = static_cast<std::uint16_t>(std::min<std::size_t>(caps_.mtu, fit));
+  }
+  // Head + pieces (a long piece may need several 64 KiB external segments).
+  const std::uint16_t seg_max = info.tx_desc_lim.nb_seg_max ? info.tx_desc_lim.nb_seg_max : 64;
+  caps_.max_tx_pieces = multi_seg_ ? std::min<std::uint16_t>(16, seg_max - 1) : 8;
+  const bool va = rte_eal_iova_mode() == RTE_IOVA_VA;
+  attach_ = c.attach == Attach::always || (c.attach == Attach::automatic && multi_seg_ && va);
+
+  rte_ether_addr a{};
+  rte_eth_macaddr_get(port, &a);
+  std::memcpy(mac_.b.data(), a.addr_bytes, 6);
+  return true;
+}
+
+DpdkDevice::~DpdkDevice() {
+  for (std::uint16_t i = 0; i < n_pending_; ++i) rte_pktmbuf_free(pending_[i]);
+  n_pending_ = 0;
+  if (started_) {
+    rte_eth_dev_stop(port_);
+    rte_eth_dev_close(port_);
+  }
+  // Freeing a pool with mbufs still out would let them be freed into released memory.
+  if (pool_ && rte_mempool_full(pool_)) rte_mempool_free(pool_);
+}
+
+bool DpdkDevice::link_up() const {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(port_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool DpdkDevice::wait_link_up(Duration timeout) const {
+  SteadyClock clock;
+  const Instant end = clock.now() + timeout;
+  while (!link_up()) {
+    if (clock.now() >= end) return false;
+    ::usleep(10'000);
+  }
+  return true;
+}
+
+unsigned DpdkDevice::pool_available() const {
+  return rte_mempool_avail_count(pool_);
+}
+unsigned DpdkDevice::pool_size() const {
+  return pool_->size;
+}
+
+std::size_t DpdkDevice::rx_burst(std::span<RxFrame> out) {
+  rte_mbuf* m[64];
+  const auto want = static_cast<std::uint16_t>(std::min<std::size_t>(out.size(), 64));
+  const std::uint16_t n = rte_eth_rx_burst(port_, 0, m, want);
+  for (std::uint16_t i = 0; i < n; ++i) {
+    RxFrame& f = out[i];
+    f.csum = rx_csum_ ? rx_verdict(m[i]->ol_flags) : 0;
+    MbufSlot* s = m[i]->nb_segs == 1 ? slot_of(m[i]) : nullptr;
+    if (s) {
+      f.data = bytes_view(rte_pktmbuf_mtod(m[i], const std::uint8_t*), m[i]->data_len);
+      f.ref = rx_ref(s);
+      continue;
+    }
+    // A chain (or a foreign mbuf): one copy into a HeapBuf, then the mbuf goes back.
+    std::uint8_t* data = nullptr;
+    f.ref = HeapBuf::make(m[i]->pkt_len, &data);
+    const void* p = rte_pktmbuf_read(m[i], 0, m[i]->pkt_len, data);
+    if (p != data) std::memcpy(data, p, m[i]->pkt_len);
+    f.data = bytes_view(data, m[i]->pkt_len);
+    rte_pktmbuf_free(m[i]);
+    ++dstats_.rx_copied;
+  }
+  stats_.rx_frames += n;
+  return n;
+}
+
+}  // namespace esock::tcp::dpdk
