@@ -113,7 +113,10 @@ void Tcb::on_new_ack(Instant now, std::uint32_t ack, const TcpRepr& seg) {
     rto_deadline_ = now + rtt_.rto();
 
   if (data_acked && user_) user_->on_acked(static_cast<std::uint32_t>(data_acked));
-  if (fin_acked) our_fin_acked(now);
+  if (fin_acked) {
+    fin_acked_ = true;
+    our_fin_acked(now);
+  }
   if (data_acked && user_ && sendable()) user_->on_writable();
 }
 

@@ -26,6 +26,19 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
       break;
   }
 
+  // Simultaneous open (RFC 9293 figure 8): the peer's SYN-ACK reaches us in SYN-RECEIVED.
+  // Its SYN repeats what we have; its ACK completes our side. Process it as that ACK.
+  if (state_ == TcpState::syn_received && !passive_ && seg.has(tcp_flag::syn) &&
+      seg.has(tcp_flag::ack) && !seg.has(tcp_flag::rst) && seg.seq == irs_ && payload.empty()) {
+    TcpRepr ack = seg;
+    ack.flags = static_cast<std::uint8_t>(seg.flags & ~tcp_flag::syn);
+    ack.seq = irs_ + 1;
+    on_segment(now, ack, payload, ref);
+    ack_now_ = true;
+    output(now);
+    return;
+  }
+
   // First: PAWS (RFC 7323 5.3 R1-R2) runs before the sequence number check.
   if (!check_timestamps(now, seg)) {
     output(now);
@@ -136,6 +149,7 @@ void Tcb::segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, 
 
   irs_ = seg.seq;
   rcv_nxt_ = seg.seq + 1;
+  rcv_adv_ = rcv_nxt_ + receive_window();  // what our SYN offered (see window_field)
   take_options(seg);
   if (ts_ok_) {
     ts_recent_ = seg.options.timestamps->tsval;

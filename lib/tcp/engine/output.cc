@@ -43,7 +43,9 @@ std::uint16_t Tcb::window_field(bool syn) {
   std::uint8_t shift = (syn || !ws_ok_) ? 0 : rcv_wscale_;  // never scaled in a SYN (7323 2.2)
   std::uint32_t field = std::min<std::uint32_t>(wnd >> shift, 65535);
   if ((field << shift) < promised && field < 65535) ++field;  // rounding must not shrink
-  std::uint32_t edge = rcv_nxt_ + (field << shift);
+  // A SYN cannot express more than 65535; the peer learns the rest from the first ACK,
+  // so count the whole window as promised rather than send an update just for that.
+  std::uint32_t edge = rcv_nxt_ + (syn ? wnd : (field << shift));
   if (seq_gt(edge, rcv_adv_) || rcv_adv_ == 0) rcv_adv_ = edge;
   return static_cast<std::uint16_t>(field);
 }
@@ -174,7 +176,7 @@ bool Tcb::send_new_data(Instant now, bool in_recovery) {
   for (;;) {
     std::uint32_t end = data_end();
     std::uint32_t unsent = seq_gt(end, snd_nxt_) ? end - snd_nxt_ : 0;
-    bool fin_pending = fin_queued_ && snd_nxt_ == end;  // all data out, FIN not yet
+    bool fin_pending = fin_queued_ && !fin_acked_ && snd_nxt_ == end;  // FIN not yet sent
     if (unsent == 0 && !fin_pending) break;
 
     std::uint32_t cwnd = cc_->cwnd() + newreno_inflation_;

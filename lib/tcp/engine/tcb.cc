@@ -100,6 +100,7 @@ void Tcb::open_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
   recovery_point_ = iss;
   irs_ = syn.seq;
   rcv_nxt_ = syn.seq + 1;
+  rcv_adv_ = rcv_nxt_;
   take_options(syn);
   if (ts_ok_) {
     ts_recent_ = syn.options.timestamps->tsval;
@@ -159,7 +160,8 @@ std::uint32_t Tcb::data_end() const {
   // Before our SYN is acknowledged the first data octet is ISS + 1.
   std::uint32_t start =
       snd_una_ + ((state_ == TcpState::syn_sent || state_ == TcpState::syn_received) ? 1 : 0);
-  return start + static_cast<std::uint32_t>(sndbuf_.size());
+  // Once our FIN is acknowledged SND.UNA is one past the last data octet.
+  return start + static_cast<std::uint32_t>(sndbuf_.size()) - (fin_acked_ ? 1 : 0);
 }
 
 std::uint32_t Tcb::flight_size() const {

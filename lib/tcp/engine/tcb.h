@@ -239,6 +239,7 @@ class Tcb {
   RecvQueue rcvq_;
   Reassembly ooo_;
   bool fin_queued_ = false;  // CLOSE issued: a FIN follows the queued data
+  bool fin_acked_ = false;   // ...and the peer has acknowledged it
   bool fin_rcvd_ = false;
   std::optional<std::uint32_t> peer_fin_seq_;  // a FIN that arrived ahead of a hole
   bool orphan_ = false;
