@@ -103,6 +103,8 @@ void esock_analyse_ulpdu(tvbuff_t* ulpdu, packet_info* pinfo, proto_tree* tree, 
 void esock_analysis_register(int proto);
 
 /* stream.c: esock's DDPMODE sockets protocol on Send payloads. */
+int esock_stream_dissect_hello(tvbuff_t* tvb, int offset, int len, packet_info* pinfo,
+                               proto_tree* tree);
 void esock_stream_register(void);
 void esock_stream_handoff(void);
 

@@ -107,6 +107,9 @@ int esock_dissect_mpa_frame(tvbuff_t* tvb, int offset, packet_info* pinfo, proto
     expert_add_info(pinfo, ti, &ei_v2_missing);
   }
   if (pd_off < offset + (int)ESOCK_MPA_FRAME_HDR + pd_len)
+    pd_off += esock_stream_dissect_hello(
+        tvb, pd_off, offset + (int)ESOCK_MPA_FRAME_HDR + pd_len - pd_off, pinfo, t);
+  if (pd_off < offset + (int)ESOCK_MPA_FRAME_HDR + pd_len)
     proto_tree_add_item(t, hf_pd, tvb, pd_off, offset + (int)ESOCK_MPA_FRAME_HDR + pd_len - pd_off,
                         ENC_NA);
 

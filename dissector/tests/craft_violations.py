@@ -11,7 +11,12 @@
 #  12 Read Request MSN 2 (sink 0x1100/0, 16 octets)
 #  13 Read Response 0x1100/0, 32 octets: outside the 16 octets frame 12 advertised
 #  14 Terminate: DDP, untagged buffer error, invalid MSN range (layer 1, type 2, code 3)
-# Usage: craft_violations.py OUT.pcap
+# With "estp" as second argument it writes an ESTP connection instead (docs/stream-protocol.md):
+#   4/5 Request/Reply with a Hello (R 4, B 4096)   6 DATA "hello"
+#   7 SINKAVAIL 64 octets at STag 0x2000 TO 0x10000 (server)   8 RDMA Write 48 octets into it
+#   9 WRITEDONE 48   10 RDMA Write 32 octets at TO 0x10030: outside the sink
+#  11 SRCAVAIL 100000 octets   12 CREDIT 2   13 FIN   14 DATA whose length field is wrong
+# Usage: craft_violations.py OUT.pcap [estp]
 import struct
 import sys
 
@@ -34,8 +39,11 @@ def untagged(op, qn, msn, mo, payload, last=True):
 def tagged(op, stag, to, payload, last=True):
     return bytes([0x80 | (0x40 if last else 0) | 0x01, 0x40 | op]) + struct.pack(">IQ", stag, to) + payload
 
-def mpa_frame(key, flags, ird, ord_):
-    return key + bytes([flags, 2]) + struct.pack(">HHH", 4, ird, ord_)
+def mpa_frame(key, flags, ird, ord_, pd=b""):
+    return key + bytes([flags, 2]) + struct.pack(">HHH", 4 + len(pd), ird, ord_) + pd
+
+def estp(type_, credits, length, body=b"", flags=0):
+    return struct.pack(">IBBHII", 0x45535450, 1, type_, flags, credits, length) + body
 
 C, S = (b"\x0a\x00\x00\x01", 40000), (b"\x0a\x00\x00\x02", 5000)
 seq = {C: 1000, S: 5000}
@@ -57,17 +65,31 @@ def packet(src, dst, payload, flags=0x18, advance_us=100):
 packet(C, S, b"", 0x02)
 packet(S, C, b"", 0x12)
 packet(C, S, b"", 0x10)
-packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
-packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
-packet(C, S, fpdu(untagged(3, 0, 1, 0, b"hello")))
-packet(C, S, fpdu(untagged(3, 0, 3, 0, b"skipped two")))
-packet(C, S, fpdu(untagged(3, 0, 4, 0, bytes(range(100)), last=False)))
-packet(C, S, fpdu(untagged(3, 0, 4, 100, bytes(50))))
-packet(C, S, fpdu(untagged(1, 1, 1, 0, struct.pack(">IQIIQ", 0x1000, 0x2000, 64, 0x3000, 0))))
-packet(S, C, fpdu(tagged(2, 0x1000, 0x2000, bytes(64))), advance_us=500)
-packet(C, S, fpdu(untagged(1, 1, 2, 0, struct.pack(">IQIIQ", 0x1100, 0, 16, 0x3100, 0))))
-packet(S, C, fpdu(tagged(2, 0x1100, 0, bytes(32))))
-packet(S, C, fpdu(untagged(7, 2, 1, 0, bytes([0x12, 0x03, 0x00, 0x00]))))
+if len(sys.argv) > 2 and sys.argv[2] == "estp":
+    hello = struct.pack(">IBBHII", 0x45535450, 1, 0, 0, 4, 4096)
+    packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4, hello))
+    packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4, hello))
+    packet(C, S, fpdu(untagged(3, 0, 1, 0, estp(1, 0, 5, b"hello"))))
+    packet(S, C, fpdu(untagged(3, 0, 1, 0, estp(5, 1, 64, struct.pack(">IQI", 0x2000, 0x10000, 1)))))
+    packet(C, S, fpdu(tagged(0, 0x2000, 0x10000, bytes(48))))
+    packet(C, S, fpdu(untagged(3, 0, 2, 0, estp(6, 0, 48, struct.pack(">I", 1)))))
+    packet(C, S, fpdu(tagged(0, 0x2000, 0x10030, bytes(32))))
+    packet(C, S, fpdu(untagged(3, 0, 3, 0, estp(3, 0, 100000, struct.pack(">IQI", 0x3000, 0, 1)))))
+    packet(S, C, fpdu(untagged(3, 0, 2, 0, estp(2, 2, 0))))
+    packet(C, S, fpdu(untagged(3, 0, 4, 0, estp(8, 0, 0))))
+    packet(S, C, fpdu(untagged(3, 0, 3, 0, estp(1, 0, 99, b"abc"))))
+else:
+    packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
+    packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
+    packet(C, S, fpdu(untagged(3, 0, 1, 0, b"hello")))
+    packet(C, S, fpdu(untagged(3, 0, 3, 0, b"skipped two")))
+    packet(C, S, fpdu(untagged(3, 0, 4, 0, bytes(range(100)), last=False)))
+    packet(C, S, fpdu(untagged(3, 0, 4, 100, bytes(50))))
+    packet(C, S, fpdu(untagged(1, 1, 1, 0, struct.pack(">IQIIQ", 0x1000, 0x2000, 64, 0x3000, 0))))
+    packet(S, C, fpdu(tagged(2, 0x1000, 0x2000, bytes(64))), advance_us=500)
+    packet(C, S, fpdu(untagged(1, 1, 2, 0, struct.pack(">IQIIQ", 0x1100, 0, 16, 0x3100, 0))))
+    packet(S, C, fpdu(tagged(2, 0x1100, 0, bytes(32))))
+    packet(S, C, fpdu(untagged(7, 2, 1, 0, bytes([0x12, 0x03, 0x00, 0x00]))))
 
 with open(sys.argv[1], "wb") as out:
     out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))

@@ -19,8 +19,9 @@ cp -r "$plugdir" "$work/plugins"
 cp "$here"/captures/* "$work/caps/"
 [ -n "$shared" ] && [ -d "$shared" ] && cp "$shared"/*.pcapng "$work/caps/" 2>/dev/null
 chmod -R a+rX "$work"
-python3 "$here/craft_violations.py" "$work/caps/violations.pcap"
-chmod a+r "$work/caps/violations.pcap"
+python3 "$here/craft_violations.py" "$work/caps/violations.pcap" >/dev/null
+python3 "$here/craft_violations.py" "$work/caps/estp.pcap" estp >/dev/null
+chmod a+r "$work/caps/violations.pcap" "$work/caps/estp.pcap"
 
 ts() {
   local env=(env HOME="$work/home" WIRESHARK_PLUGIN_DIR="$work/plugins")
@@ -205,5 +206,20 @@ check "violations: Terminate cause decoded" \
   "1|2|0x03|DDP Untagged Buffer Error: invalid MSN, MSN range|"
 check "violations: two-pass (tshark -2) gives the same analysis" \
   "$(ts -2 --disable-protocol rpcordma -r "$work/caps/$c" -Y esock_mpa.analysis.read.time -T fields -e frame.number | tr '\n' ' ')" "11 13 "
+
+# --- ESTP, esock's stream protocol (synthetic, docs/stream-protocol.md) ------------------
+c=estp.pcap
+check "estp: Hello in both MPA frames" \
+  "$(f $c esock_stream.hello esock_stream.hello.recv_buffers esock_stream.hello.recv_buffer_size | tr '\n' ' ')" "4 4096 4 4096 "
+check "estp: message types in order" \
+  "$(f $c esock_stream.type esock_stream.type | tr '\n' ' ')" "0x01 0x05 0x06 0x03 0x02 0x08 0x01 "
+check "estp: credits, lengths, ids" \
+  "$(f $c 'esock_stream.type == 5' esock_stream.credits esock_stream.length esock_stream.stag esock_stream.to esock_stream.id | tr '\n' ' ')" \
+  "1 64 0x00002000 0x0000000000010000 1 "
+check "estp: Writes checked against the SINKAVAIL region (frame 7)" \
+  "$(f $c esock_mpa.analysis.placement.region_frame esock_mpa.analysis.placement.region_frame | tr '\n' ' ')" "7 7 "
+check "estp: Write outside the sink flagged on frame 10" \
+  "$(f $c esock_mpa.analysis.outside_region frame.number)" 10
+check "estp: inconsistent length flagged on frame 14" "$(f $c esock_stream.bad_length frame.number)" 14
 
 exit $fail
