@@ -13,8 +13,11 @@ double seconds(Duration d) {
 }
 }  // namespace
 
+// A window below one segment would stall the sender and divide by zero in eq. (4).
 Cubic::Cubic(std::uint32_t smss, std::uint32_t initial_cwnd)
-    : smss_(smss), iw_(initial_cwnd), cwnd_(initial_cwnd) {}
+    : smss_(std::max<std::uint32_t>(smss, 1)),
+      iw_(std::max(static_cast<double>(initial_cwnd), smss_)),
+      cwnd_(iw_) {}
 
 std::uint32_t Cubic::cwnd() const {
   return cwnd_ >= static_cast<double>(UINT32_MAX) ? UINT32_MAX : static_cast<std::uint32_t>(cwnd_);

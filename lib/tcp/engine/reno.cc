@@ -19,8 +19,9 @@ std::uint32_t halve_flight(std::uint32_t flight_size, std::uint32_t smss) {
 
 using namespace reno_detail;
 
+// At least one segment: a zero window could never grow (nothing to ACK).
 Reno::Reno(std::uint32_t smss, std::uint32_t initial_cwnd)
-    : smss_(smss), iw_(initial_cwnd), cwnd_(initial_cwnd) {}
+    : smss_(std::max<std::uint32_t>(smss, 1)), iw_(std::max(initial_cwnd, smss_)), cwnd_(iw_) {}
 
 void Reno::on_ack(const CcAck& ack) {
   after_rto_ = false;

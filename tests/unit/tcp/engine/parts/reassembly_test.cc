@@ -2,6 +2,8 @@
 // stored bytes, limits hold, range-only pieces mix in, SACK blocks follow RFC 2018.
 #include "tcp/engine/reassembly.h"
 
+#include "base/seq32.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,6 +108,75 @@ TEST(Reassembly, RandomPermutationsReassembleTheStream) {
     EXPECT_EQ(got, stream) << "seed " << seed;
     EXPECT_TRUE(r.empty());
     EXPECT_EQ(r.bytes_held(), 0u);
+  }
+}
+
+// A per-byte model: each byte is missing, held as data, or held as a range only; the
+// first arrival wins. Random inserts, in-order arrivals and pops must agree with it, and
+// the SACK blocks must be exactly its islands, the newest segment's first.
+TEST(Reassembly, MatchesPerByteModel) {
+  enum : std::uint8_t { none, data, range };
+  for (std::uint32_t seed = 0; seed < 30; ++seed) {
+    std::mt19937 rng(seed);
+    const std::uint32_t isn = r32(rng);
+    const std::uint32_t total = 3000;
+    const auto stream = pattern(total, seed);
+    std::vector<std::uint8_t> model(total, none);
+    std::uint32_t nxt = 0;  // offset of rcv_nxt
+    Reassembly r(1 << 20, 4096);
+    for (int step = 0; step < 300 && nxt < total; ++step) {
+      const std::uint32_t off = nxt + 1 + r32(rng) % 400;
+      if (off >= total) continue;
+      const std::uint32_t len = std::min(1 + r32(rng) % 120, total - off);
+      const bool range_only = r32(rng) % 3 == 0;
+      ASSERT_TRUE(r.insert(isn + nxt, isn + off, len,
+                           range_only ? bytes_view{} : bytes_view(stream).subspan(off, len),
+                           BufRef()));
+      for (std::uint32_t i = off; i < off + len; ++i)
+        if (model[i] == none) model[i] = range_only ? range : data;
+
+      std::size_t held = 0;
+      for (std::uint32_t i = nxt; i < total; ++i) held += model[i] == data;
+      ASSERT_EQ(r.bytes_held(), held);
+      // Islands of the model beyond rcv_nxt.
+      std::vector<SackBlock> islands;
+      for (std::uint32_t i = nxt; i < total; ++i) {
+        if (model[i] == none) continue;
+        if (i > nxt && model[i - 1] != none && !islands.empty())
+          islands.back().right = isn + i + 1;
+        else
+          islands.push_back({isn + i, isn + i + 1});
+      }
+      std::vector<SackBlock> got(islands.size() + 4);
+      got.resize(r.sack_blocks(got));
+      ASSERT_EQ(got.size(), islands.size());
+      ASSERT_TRUE(seq_in_range(isn + off, got[0].left, got[0].right));
+      auto sorted = got;
+      std::sort(sorted.begin(), sorted.end(), [&](const SackBlock& a, const SackBlock& b) {
+        return a.left - isn < b.left - isn;
+      });
+      ASSERT_EQ(sorted, islands);
+
+      if (r32(rng) % 4 == 0) {
+        // In-order data arrives (handled by the engine), then the store hands over what
+        // became contiguous.
+        nxt = std::min(total, nxt + r32(rng) % 200);
+        std::uint32_t rcv_nxt = isn + nxt;
+        for (const Chunk& c : pop_all(r, rcv_nxt)) {
+          const std::uint32_t o = c.seq - isn;
+          ASSERT_EQ(o, nxt);
+          for (std::uint32_t i = o; i < o + c.len; ++i) {
+            ASSERT_EQ(model[i], c.data.empty() ? range : data) << "seed " << seed;
+          }
+          if (!c.data.empty()) {
+            ASSERT_TRUE(std::equal(c.data.begin(), c.data.end(), stream.begin() + o));
+          }
+          nxt = o + c.len;
+        }
+        ASSERT_EQ(rcv_nxt, isn + nxt);
+        ASSERT_TRUE(nxt >= total || model[nxt] == none);
+      }
+    }
   }
 }
 
