@@ -42,6 +42,24 @@ int wait_child(pid_t pid, std::chrono::seconds limit) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Whatever happens to the test (an ASSERT returns early), the child does not outlive it,
+// and neither do the memif socket file nor the child's EAL runtime directory (a killed
+// child cannot remove it; its prefix is esock-<pid>-0, see Eal::init).
+struct Cleanup {
+  std::string sock;
+  pid_t child = 0;
+  ~Cleanup() {
+    if (child > 0 && ::waitpid(child, nullptr, WNOHANG) == 0) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, nullptr, 0);
+    }
+    std::error_code ec;
+    if (child > 0)
+      std::filesystem::remove_all("/var/run/dpdk/esock-" + std::to_string(child) + "-0", ec);
+    std::filesystem::remove(sock, ec);
+  }
+};
+
 constexpr std::uint32_t hello_seq = 0xffffffff;
 
 std::uint32_t seq_of(bytes_view f) {
@@ -77,6 +95,7 @@ TEST(DpdkMemif, TenThousandFramesEchoedAcrossProcesses) {
   (void)eal();
   const std::string sock = "/tmp/esock-memif-" + std::to_string(::getpid()) + ".sock";
   std::filesystem::remove(sock);  // a crashed server leaves it behind (MACHINE-NOTES.md)
+  Cleanup cleanup{sock};
   std::string err;
   const int port = eal().add_vdev(
       "net_memif0,role=server,socket=" + sock + ",socket-abstract=no,bsize=2048", &err);
@@ -91,6 +110,7 @@ TEST(DpdkMemif, TenThousandFramesEchoedAcrossProcesses) {
                   const_cast<char*>(core.c_str()), const_cast<char*>(secs.c_str()), nullptr};
   pid_t pid = 0;
   ASSERT_EQ(::posix_spawn(&pid, peer.c_str(), nullptr, nullptr, argv, environ), 0);
+  cleanup.child = pid;
   ASSERT_TRUE(dev->wait_link_up(std::chrono::seconds(20))) << "memif peer never connected";
   ASSERT_TRUE(handshake(*dev, std::chrono::seconds(20))) << "no echo from the memif peer";
 
@@ -144,7 +164,6 @@ TEST(DpdkMemif, TenThousandFramesEchoedAcrossProcesses) {
   EXPECT_EQ(wait_child(pid, std::chrono::seconds(20)), 0);
   dev.reset();
   EXPECT_TRUE(eal().remove_vdev("net_memif0", &err)) << err;
-  std::filesystem::remove(sock);
 }
 
 }  // namespace
