@@ -11,6 +11,7 @@
 // send_bw.c, read_bw.c, write_lat.c, send_lat.c and read_lat.c; a missing or extra one
 // would deadlock against the real tool, so each is named below. Accepted and ignored for
 // command-line compatibility: -R, -d DEV, -F, -x IDX.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -169,6 +170,7 @@ int main(int argc, char** argv) {
   print_negotiated("esock_perftest", p.client ? "initiator (test)" : "responder (test)", *data);
   if (!comm.hand_shake(zero, nullptr)) return fail("handshake after the test connection");
 
+  comm.also_progress(data.get());
   Resources res(ctx, p);
   const PingpongDest my = res.my_dest(p);
   print_info(a, *data);
@@ -224,6 +226,14 @@ int main(int argc, char** argv) {
     }
   }
   std::fflush(stdout);
+  // Let the peer disconnect first: a perftest side that has just posted its last message
+  // sees a flush error instead of its completion when our FIN arrives before the
+  // completion is reported (write_lat ends without a closing handshake).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((data->alive() || comm_ep->alive()) && std::chrono::steady_clock::now() < deadline) {
+    if (data->alive()) data->progress(1);
+    if (comm_ep->alive()) comm_ep->progress(1);
+  }
   data->close(2000);
   comm_ep->close(2000);
   return rc;

@@ -1,6 +1,7 @@
 #include "perftest_comm.h"
 
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -69,12 +70,36 @@ bool CommChannel::send(std::span<const std::uint8_t> m) {
     std::fprintf(stderr, "comm channel: post_send failed\n");
     return false;
   }
-  return wait_send_ok(ep_, "comm channel send", timeout_ms_);
+  ddp::Completion c{};
+  return wait(true, &c);
+}
+
+bool CommChannel::wait(bool send_queue, ddp::Completion* c) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+  const char* what = send_queue ? "comm channel send" : "comm channel receive";
+  for (;;) {
+    const std::size_t n = send_queue ? ep_.poll_send_cq({c, 1}) : ep_.poll_recv_cq({c, 1});
+    if (n == 1) {
+      if (c->status == ddp::Status::success) return true;
+      std::fprintf(stderr, "%s: completion status %s (%s)\n", what, to_string(c->status),
+                   ep_.error().c_str());
+      return false;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "%s: no completion (timeout)\n", what);
+      return false;
+    }
+    if (!ep_.progress(other_ ? 0 : 1)) {
+      std::fprintf(stderr, "%s: channel closed (%s)\n", what, ep_.error().c_str());
+      return false;
+    }
+    if (other_) other_->progress(1);
+  }
 }
 
 bool CommChannel::recv(std::span<std::uint8_t> out) {
   ddp::Completion c{};
-  if (!wait_recv_ok(ep_, "comm channel receive", timeout_ms_, &c)) return false;
+  if (!wait(false, &c)) return false;
   const std::size_t n = std::min<std::size_t>(out.size(), c.byte_len);
   std::memcpy(out.data(), rx_.data(), n);
   ddp::Sge r{rx_.data(), pingpong_dest_len, rx_key_};

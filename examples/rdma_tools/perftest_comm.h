@@ -41,14 +41,19 @@ class CommChannel {
   bool prelude(std::string* peer_version);
   bool xchg_bw_reports(const BwReport& mine, BwReport* theirs);
   ksock::Endpoint& endpoint() { return ep_; }
+  // While waiting on this channel, keep driving `other` too: a passive perftest server
+  // sits in a handshake while the peer's RDMA Writes/Reads arrive on the test connection.
+  void also_progress(ksock::Endpoint* other) { other_ = other; }
 
  private:
   bool send(std::span<const std::uint8_t> m);
   bool recv(std::span<std::uint8_t> out);
+  bool wait(bool send_queue, ddp::Completion* c);
 
   ksock::Endpoint& ep_;
   bool client_;
   int timeout_ms_;
+  ksock::Endpoint* other_ = nullptr;
   std::array<std::uint8_t, 64> tx_{}, rx_{};
   ddp::stag_t tx_key_, rx_key_;
 };
