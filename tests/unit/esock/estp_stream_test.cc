@@ -1,0 +1,301 @@
+// The ESTP engine end to end over two in-memory soft::Connections: credits, buffer copy,
+// rendezvous by RDMA Read (zero-copy and bounce pulls), MSGMODE boundaries, FIN, protocol
+// errors. Seeded random write/read/split sizes; every octet is verified.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "estp_harness.h"
+
+namespace esock::estp::testing {
+namespace {
+
+// Feeds one byte stream into a Stream with random write sizes; rendezvous for big writes.
+struct Writer {
+  std::vector<std::uint8_t> data;
+  std::size_t pos = 0, in_rndv = 0;
+  bool step(Stream& s, std::mt19937& rng, std::size_t max_write) {
+    if (in_rndv) {
+      const auto done = s.rndv_finished();
+      if (!done) return false;
+      EXPECT_EQ(*done, in_rndv);
+      pos += in_rndv;
+      in_rndv = 0;
+      return true;
+    }
+    if (pos == data.size()) return false;
+    const std::size_t n = std::min(data.size() - pos, 1 + rng() % max_write);
+    const bytes_view chunk{data.data() + pos, n};
+    if (threshold != 0 && n >= threshold) {
+      const int rc = s.start_rndv(chunk);
+      if (rc == 0) in_rndv = n;
+      EXPECT_TRUE(rc == 0 || rc == EAGAIN) << rc;
+      return rc == 0;
+    }
+    const std::ptrdiff_t r = s.write(chunk, false);
+    if (r > 0) pos += static_cast<std::size_t>(r);
+    EXPECT_TRUE(r > 0 || r == -EAGAIN) << r;
+    return r > 0;
+  }
+  std::size_t threshold = 0;
+};
+
+// Drains a Stream with random read sizes and iovec splits; pulls SRCAVAILs either straight
+// into its buffer or through the engine's bounce buffer.
+struct Reader {
+  std::vector<std::uint8_t> got;
+  std::vector<std::uint8_t> zbuf;
+  bool eof = false, zero_copy_pending = false;
+  bool step(Stream& s, std::mt19937& rng, std::size_t max_read) {
+    if (zero_copy_pending) {
+      const auto r = s.pull_result();
+      if (!r) return false;
+      EXPECT_EQ(r->err, 0);
+      got.insert(got.end(), zbuf.begin(), zbuf.begin() + static_cast<long>(r->n));
+      zero_copy_pending = false;
+      return true;
+    }
+    std::vector<std::uint8_t> buf(1 + rng() % max_read);
+    const std::size_t cut = rng() % buf.size();
+    const mut_bytes parts[2] = {{buf.data(), cut}, {buf.data() + cut, buf.size() - cut}};
+    const bool peek = rng() % 8 == 0;
+    const ReadOut r = s.read(parts, peek);
+    if (r.n > 0) {
+      if (!peek) got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(r.n));
+      return !peek;
+    }
+    if (r.err == 0) {
+      eof = true;
+      return false;
+    }
+    EXPECT_EQ(r.err, EAGAIN);
+    if (!s.pull_needed()) return false;
+    if (rng() % 2 == 0) {
+      zbuf.assign(buf.size(), 0);
+      EXPECT_EQ(s.pull(zbuf), 0);
+      zero_copy_pending = true;
+    } else {
+      EXPECT_EQ(s.pull_bounce(), 0);
+    }
+    return true;
+  }
+};
+
+Params params(std::uint32_t R, std::uint32_t B, std::size_t T, bool msgmode = false) {
+  return Params{R, B, T, msgmode};
+}
+
+struct Case {
+  std::uint32_t R, B;
+  std::size_t T, total, max_write, max_read;
+  std::uint32_t seed;
+};
+
+class StreamTransfer : public ::testing::TestWithParam<Case> {};
+
+TEST_P(StreamTransfer, BothDirectionsEveryOctetInOrder) {
+  const Case c = GetParam();
+  Pair p(params(c.R, c.B, c.T), params(c.R, c.B, c.T), c.seed);
+  ASSERT_TRUE(p.connect());
+  Writer wa{pattern(c.total, c.seed), 0, 0, c.T}, wb{pattern(c.total / 2, c.seed + 1), 0, 0, c.T};
+  Reader ra, rb;
+  auto& rng = p.random();
+  for (int guard = 0; guard < 2000000; ++guard) {
+    const bool moved = p.step();
+    bool busy = wa.step(*p.a.stream, rng, c.max_write);
+    busy |= wb.step(*p.b.stream, rng, c.max_write);
+    busy |= rb.step(*p.b.stream, rng, c.max_read);
+    busy |= ra.step(*p.a.stream, rng, c.max_read);
+    if (wa.pos == wa.data.size() && wb.pos == wb.data.size() && !wa.in_rndv && !wb.in_rndv &&
+        rb.got.size() == wa.data.size() && ra.got.size() == wb.data.size())
+      break;
+    if (!moved && !busy && guard > 100 && guard % 1000 == 0) {
+      // Nothing can move: a credit deadlock would show up here.
+      ASSERT_TRUE(false) << "stalled: a wrote " << wa.pos << " b read " << rb.got.size()
+                         << " credits a=" << p.a.stream->send_credits()
+                         << " b=" << p.b.stream->send_credits();
+    }
+  }
+  ASSERT_EQ(rb.got.size(), wa.data.size());
+  EXPECT_TRUE(rb.got == wa.data);
+  ASSERT_EQ(ra.got.size(), wb.data.size());
+  EXPECT_TRUE(ra.got == wb.data);
+  EXPECT_EQ(p.a.stream->error(), 0);
+  EXPECT_EQ(p.b.stream->error(), 0);
+  if (c.T != 0 && c.max_write >= c.T) {
+    EXPECT_GT(p.a.stream->stats().srcavail_tx, 0u);
+  }
+  // Idle afterwards: no credit ping-pong between two quiet ends.
+  p.run();
+  const auto before = p.a.stream->stats().credit_tx + p.b.stream->stats().credit_tx;
+  for (int i = 0; i < 50; ++i) p.step();
+  EXPECT_EQ(p.a.stream->stats().credit_tx + p.b.stream->stats().credit_tx, before);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Estp, StreamTransfer,
+    ::testing::Values(Case{4, 256, 0, 60000, 700, 300, 1},         // tiny buffers, copies only
+                      Case{4, 256, 0, 60000, 50, 5000, 2},         // many small writes
+                      Case{16, 4096, 0, 400000, 20000, 9000, 3},   // default-like shape
+                      Case{8, 1024, 3000, 400000, 9000, 7000, 4},  // rendezvous mixed in
+                      Case{4, 512, 1, 200000, 4000, 300, 5},       // every write by rendezvous
+                      Case{2, 256, 0, 20000, 1000, 1000, 6}));     // two buffers only
+
+TEST(Estp, HelloRidesInMpaPrivateData) {
+  Pair p(params(7, 1000, 0), params(9, 2000, 0), 11);
+  ASSERT_TRUE(p.connect());
+  const auto ha = parse_hello(p.b.conn->negotiated().peer_private_data);
+  ASSERT_TRUE(ha);
+  EXPECT_EQ(ha->recv_buffers, 7u);
+  EXPECT_EQ(ha->recv_buffer_size, 1000u);
+  EXPECT_EQ(p.a.stream->send_credits(), 8u);  // 9 less the initiator's first CREDIT
+}
+
+TEST(Estp, SlowReaderStopsWriterThenReleasesIt) {
+  Pair p(params(4, 256, 0), params(4, 256, 0), 12);
+  ASSERT_TRUE(p.connect());
+  const auto data = pattern(10000, 3);
+  std::size_t pos = 0;
+  for (;;) {
+    const auto r = p.a.stream->write({data.data() + pos, data.size() - pos}, false);
+    if (r == -EAGAIN) {
+      p.run();
+      if (!p.a.stream->writable()) break;
+      continue;
+    }
+    ASSERT_GT(r, 0);
+    pos += static_cast<std::size_t>(r);
+  }
+  EXPECT_LT(pos, 4u * 240u + 1);  // at most the reader's four buffers are in flight
+  EXPECT_FALSE(p.a.stream->writable());
+  std::vector<std::uint8_t> got(data.size());
+  std::size_t have = 0;
+  while (have < data.size()) {
+    const mut_bytes dst{got.data() + have, got.size() - have};
+    const ReadOut r = p.b.stream->read({&dst, 1}, false);
+    if (r.n > 0) have += r.n;
+    const auto w = p.a.stream->write({data.data() + pos, data.size() - pos}, false);
+    if (w > 0) pos += static_cast<std::size_t>(w);
+    p.run();
+  }
+  EXPECT_TRUE(got == data);
+}
+
+TEST(Estp, FinEndsTheStreamAfterTheData) {
+  Pair p(params(4, 1024, 0), params(4, 1024, 0), 13);
+  ASSERT_TRUE(p.connect());
+  const auto data = pattern(500, 4);
+  ASSERT_EQ(p.a.stream->write(data, false), 500);
+  p.a.stream->shutdown_write();
+  EXPECT_EQ(p.a.stream->write(data, false), -EPIPE);
+  EXPECT_EQ(p.a.stream->start_rndv(data), EPIPE);
+  p.run();
+  std::vector<std::uint8_t> got(1000);
+  const mut_bytes dst{got};
+  ReadOut r = p.b.stream->read({&dst, 1}, false);
+  EXPECT_EQ(r.n, 500u);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), got.begin()));
+  r = p.b.stream->read({&dst, 1}, false);
+  EXPECT_EQ(r.n, 0u);
+  EXPECT_EQ(r.err, 0);  // end of stream
+  EXPECT_TRUE(p.b.stream->peer_fin());
+  EXPECT_TRUE(p.a.stream->tx_idle());
+  // The other direction still works (half close).
+  ASSERT_EQ(p.b.stream->write(data, false), 500);
+  p.run();
+  r = p.a.stream->read({&dst, 1}, false);
+  EXPECT_EQ(r.n, 500u);
+}
+
+TEST(Estp, MalformedSendIsAProtocolError) {
+  Pair p(params(4, 256, 0), params(4, 256, 0), 14);
+  ASSERT_TRUE(p.connect());
+  std::vector<std::uint8_t> junk(40, 0xab);
+  const ddp::stag_t l = p.a.stags.register_mr(p.a.pd, junk.data(), junk.size(), 1);
+  const ddp::Sge sge{junk.data(), 40, l};
+  ASSERT_EQ(p.a.conn->qp().post_send(99, {&sge, 1}), 0);
+  p.run();
+  EXPECT_EQ(p.b.stream->error(), EPROTO);
+  std::uint8_t b[8];
+  const mut_bytes dst{b};
+  EXPECT_EQ(p.b.stream->read({&dst, 1}, false).err, EPROTO);
+  EXPECT_EQ(p.b.stream->write(dst, false), -EPROTO);
+}
+
+TEST(Estp, TransportFailureFailsBothCalls) {
+  Pair p(params(4, 256, 0), params(4, 256, 0), 15);
+  ASSERT_TRUE(p.connect());
+  ASSERT_EQ(p.a.stream->write(pattern(100, 1), false), 100);
+  p.run();
+  p.b.conn->on_transport_closed(false);
+  p.b.stream->progress();
+  std::vector<std::uint8_t> got(200);
+  const mut_bytes dst{got};
+  // Data already received is still delivered, then the error (section 8).
+  EXPECT_EQ(p.b.stream->read({&dst, 1}, false).n, 100u);
+  EXPECT_EQ(p.b.stream->read({&dst, 1}, false).err, ECONNRESET);
+}
+
+TEST(Estp, MsgmodeKeepsBoundariesAndTruncates) {
+  Pair p(params(4, 1024, 1500, true), params(4, 1024, 1500, true), 16);
+  ASSERT_TRUE(p.connect());
+  auto& rng = p.random();
+  std::vector<std::vector<std::uint8_t>> msgs;
+  for (std::uint32_t i = 0; i < 300; ++i) msgs.push_back(pattern(i % 7 == 0 ? 0 : rng() % 4000, i));
+  std::size_t sent = 0, got = 0, truncated = 0;
+  bool in_rndv = false, zc = false;
+  std::vector<std::uint8_t> buf;
+  for (int guard = 0; guard < 1000000 && got < msgs.size(); ++guard) {
+    p.step();
+    Stream& w = *p.a.stream;
+    if (in_rndv) {
+      if (w.rndv_finished()) ++sent, in_rndv = false;
+    } else if (sent < msgs.size()) {
+      const auto& m = msgs[sent];
+      if (m.size() >= 1500) {
+        in_rndv = w.start_rndv(m) == 0;
+      } else if (w.can_write_whole(m.size())) {
+        ASSERT_EQ(w.write(m, true), static_cast<std::ptrdiff_t>(m.size()));
+        ++sent;
+      }
+    }
+    Stream& r = *p.b.stream;
+    const auto& want = msgs[got];
+    ReadOut o;
+    if (zc) {
+      const auto res = r.pull_result();
+      if (!res) continue;
+      o = *res;
+      zc = false;
+    } else {
+      buf.assign(rng() % 4500 + 1, 0);
+      const mut_bytes dst{buf};
+      o = r.read({&dst, 1}, false);
+      if (o.err == EAGAIN) {
+        if (r.pull_needed()) {
+          if (rng() % 2) {
+            ASSERT_EQ(r.pull(buf), 0);
+            zc = true;
+          } else {
+            ASSERT_EQ(r.pull_bounce(), 0);
+          }
+        }
+        continue;
+      }
+    }
+    ASSERT_EQ(o.err, 0);
+    ASSERT_TRUE(o.eom || o.truncated);
+    const std::size_t n = std::min(want.size(), buf.size());
+    ASSERT_EQ(o.n, n) << "message " << got;
+    EXPECT_EQ(o.truncated, want.size() > buf.size());
+    EXPECT_TRUE(std::equal(want.begin(), want.begin() + static_cast<long>(n), buf.begin()));
+    truncated += o.truncated;
+    ++got;
+  }
+  EXPECT_EQ(got, msgs.size());
+  EXPECT_GT(truncated, 0u);
+  EXPECT_GT(p.a.stream->stats().srcavail_tx, 0u);
+}
+
+}  // namespace
+}  // namespace esock::estp::testing
