@@ -1,4 +1,4 @@
-// DDPMODE descriptor bookkeeping and the calls not yet carried by a provider.
+// DDPMODE descriptor bookkeeping: close/dup follow the numbers, fcntl flags, names.
 #include <fcntl.h>
 
 #include <cerrno>
@@ -6,53 +6,64 @@
 #include "esock/sockets/ddp_ops.h"
 #include "esock/sockets/fd_table.h"
 #include "esock/sockets/libc.h"
+#include "esock/sockets/runtime.h"
 #include "esock/sockets/socket.h"
 
 namespace esock::sockets {
 
-namespace {
-int fail(int err) {
-  errno = err;
-  return -1;
-}
-}  // namespace
-
 void ddp_closed(int fd) {
-  fd_take(fd);  // the last reference's destructor ends the connection
+  auto s = fd_take(fd);
+  if (!s || s->fd_refs.fetch_sub(1) != 1) return;
+  // The last number naming this socket went away: the connection closes (FIN, drain).
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  rt.close(s);
 }
 
 void ddp_duplicated(int oldfd, int newfd) {
-  if (auto s = fd_get(oldfd)) fd_set(newfd, std::move(s));
+  if (auto s = fd_get(oldfd)) {
+    s->fd_refs.fetch_add(1);
+    fd_set(newfd, std::move(s));
+  }
 }
 
 int ddp_fcntl_setfl(int fd, int flags) {
-  return ESOCK_LIBC(fcntl)(fd, F_SETFL, flags);
+  const int r = ESOCK_LIBC(fcntl)(fd, F_SETFL, flags);
+  if (r == 0) {
+    if (auto s = fd_get(fd)) {
+      Runtime& rt = Runtime::get();
+      std::lock_guard lk(rt.mu);
+      s->nonblocking = (flags & O_NONBLOCK) != 0;
+      rt.after_op(*s);
+    }
+  }
+  return r;
 }
 
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
-  return peer ? ESOCK_LIBC(getpeername)(fd, addr, len) : ESOCK_LIBC(getsockname)(fd, addr, len);
+  // A connected socket's names are those of its private TCP descriptor.
+  int tcp = fd;
+  if (auto s = fd_get(fd)) {
+    std::lock_guard lk(Runtime::get().mu);
+    if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
+      tcp = s->conn->pc->poll_fd();
+    else if (s->orphaned)
+      tcp = -1;
+  }
+  if (tcp < 0) {
+    errno = ENOTCONN;
+    return -1;
+  }
+  return peer ? ESOCK_LIBC(getpeername)(tcp, addr, len) : ESOCK_LIBC(getsockname)(tcp, addr, len);
 }
 
-// Connection set-up over a provider is the next layer (docs/sockets.md, "Status"): until
-// it is wired, an armed socket refuses to connect or listen rather than silently falling
-// back to plain TCP, which a DDPMODE application would not expect.
-int ddp_connect(int, const sockaddr*, socklen_t) {
-  return fail(EOPNOTSUPP);
-}
-int ddp_listen(int, int) {
-  return fail(EOPNOTSUPP);
-}
-int ddp_accept(int, sockaddr*, socklen_t*, int) {
-  return fail(EINVAL);
-}
-ssize_t ddp_sendmsg(int, const msghdr*, int) {
-  return fail(ENOTCONN);
-}
-ssize_t ddp_recvmsg(int, msghdr*, int) {
-  return fail(ENOTCONN);
-}
-int ddp_shutdown(int, int) {
-  return fail(ENOTCONN);
+int ddp_option_fd(int fd) {
+  if (auto s = fd_get(fd)) {
+    std::lock_guard lk(Runtime::get().mu);
+    if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
+      return s->conn->pc->poll_fd();
+  }
+  return fd;
 }
 
 }  // namespace esock::sockets

@@ -48,7 +48,7 @@ int check_can_arm(int fd) {
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   if (level != SOL_ESOCK) {
     // SO_*/TCP_* options apply to the kernel socket behind the descriptor.
-    return ESOCK_LIBC(setsockopt)(fd, level, name, val, len);
+    return ESOCK_LIBC(setsockopt)(ddp_option_fd(fd), level, name, val, len);
   }
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE) return fail(ENOPROTOOPT);
   if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
@@ -77,7 +77,7 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
 
 int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   auto s = fd_get(fd);
-  if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(fd, level, name, val, len);
+  if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE) return fail(ENOPROTOOPT);
   if (val == nullptr || len == nullptr || *len < sizeof(int)) return fail(EINVAL);
   // A descriptor that is not a socket fails the way SOL_SOCKET options would.

@@ -20,5 +20,7 @@ void ddp_closed(int fd);
 void ddp_duplicated(int oldfd, int newfd);
 int ddp_fcntl_setfl(int fd, int flags);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
+// The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
+int ddp_option_fd(int fd);
 
 }  // namespace esock::sockets

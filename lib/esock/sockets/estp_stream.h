@@ -85,6 +85,9 @@ class Stream {
   // DATA. 0 or an errno value.
   int pull(mut_bytes dst);
   int pull_bounce();
+  // An SRCAVAIL anywhere in the queue could be fetched ahead into the engine's buffer
+  // (bounded, as a TCP receive buffer is): what pull_bounce() does when no reader waits.
+  bool prefetch_needed() const;
   bool pulling() const { return pull_.active; }
   // A finished zero-copy pull: what landed in dst (already consumed from the stream).
   std::optional<ReadOut> pull_result();
@@ -136,6 +139,7 @@ class Stream {
   void on_send(const ddp::Completion& c);
   void on_message(std::uint32_t buf, const Message& m);
   void pull_finished(bool ok);
+  std::size_t first_src() const;  // index of the first SRCAVAIL entry, or rq_.size()
   void src_consumed(std::size_t pulled);
   void send_due();
   std::int64_t peer_credits_estimate() const;

@@ -212,9 +212,25 @@ int Stream::pull(mut_bytes dst) {
   return 0;
 }
 
+std::size_t Stream::first_src() const {
+  for (std::size_t i = 0; i < rq_.size(); ++i)
+    if (rq_[i].kind == Entry::Kind::src) return i;
+  return rq_.size();
+}
+
+bool Stream::prefetch_needed() const {
+  if (error_ != 0 || pull_.active || pull_.done || discarding_) return false;
+  std::size_t buffered = 0;
+  for (const Entry& e : rq_) {
+    if (e.kind == Entry::Kind::src) return buffered < max_bounce;
+    if (e.kind == Entry::Kind::bounce) buffered += e.len - e.off;
+  }
+  return false;
+}
+
 int Stream::pull_bounce() {
-  if (!pull_needed()) return error_ != 0 ? error_ : EINVAL;
-  const Entry& e = rq_.front();
+  if (!prefetch_needed()) return error_ != 0 ? error_ : EINVAL;
+  const Entry& e = rq_[first_src()];
   // MSGMODE pulls the whole message so a later read can see all of it.
   const std::size_t len = local_.msgmode ? e.len : std::min(e.len - e.off, max_bounce);
   Pull p{.active = true, .bounce = true, .len = len};
@@ -235,13 +251,14 @@ void Stream::pull_finished(bool ok) {
   if (!pull_.active) return;  // cancelled
   v_.dereg_mr(pull_.stag);
   pull_.active = false;
-  if (!ok || rq_.empty() || rq_.front().kind != Entry::Kind::src) {
+  const std::size_t k = first_src();
+  if (!ok || k == rq_.size()) {
     fail(ECONNRESET);
     pull_.done = !pull_.bounce;
     pull_.result = ReadOut{.err = error_};
     return;
   }
-  Entry& e = rq_.front();
+  Entry& e = rq_[k];
   const std::size_t len = pull_.len;
   e.off += len;
   const bool finished = local_.msgmode || e.off == e.len;
@@ -249,7 +266,7 @@ void Stream::pull_finished(bool ok) {
   const std::size_t total = e.off;
   const bool truncated = local_.msgmode && e.off < e.len;
   if (finished) {
-    rq_.pop_front();
+    rq_.erase(rq_.begin() + static_cast<std::ptrdiff_t>(k));
     // Section 6.1 step 3: RDMA Read ordering guarantees the data was read before the
     // RDMADONE Send is processed by the source.
     dones_due_.emplace_back(id, static_cast<std::uint32_t>(total));
@@ -258,7 +275,7 @@ void Stream::pull_finished(bool ok) {
     Entry b{.kind = Entry::Kind::bounce, .len = len, .eom = local_.msgmode};
     b.owned = std::move(pull_.buf);
     b.p = b.owned.data();
-    rq_.push_front(std::move(b));
+    rq_.insert(rq_.begin() + static_cast<std::ptrdiff_t>(k), std::move(b));
   } else {
     pull_.done = true;
     pull_.result = ReadOut{.n = len, .eom = local_.msgmode, .truncated = truncated};

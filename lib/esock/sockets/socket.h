@@ -1,22 +1,56 @@
 // One DDPMODE socket as the application sees it, shared by every descriptor number that
-// refers to it (dup). The connection itself (stream protocol engine over a provider) is
-// attached once connect/accept completes; see docs/sockets.md for the state machine.
+// refers to it (dup). The connection (stream engine over a provider) is attached once
+// connect/accept completes; see docs/sockets.md for the state machine and the fd model.
+// Everything below `mu` is guarded by the runtime's lock (runtime.h) instead.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <mutex>
 
+#include "esock/sockets/estp_stream.h"
+#include "esock/sockets/provider.h"
+
 namespace esock::sockets {
+
+// An established DDPMODE connection and its readiness signal: the application's number
+// is one end (A) of an AF_UNIX socketpair; the library keeps L and a private dup of A.
+struct Conn {
+  ~Conn() { release(); }
+  void release();  // closes the transport and the signal descriptors
+
+  std::unique_ptr<ProviderConn> pc;
+  std::unique_ptr<estp::Stream> stream;
+  int sig_a = -1, sig_l = -1;
+  bool sig_readable = false, sig_eof = false, sig_hup = false;
+  // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
+  // (bounded) for the peer's so it sees an orderly close rather than a reset.
+  int closing = 0;
+  std::chrono::steady_clock::time_point deadline{};
+};
 
 class Socket {
  public:
   // armed: DDPMODE set, not yet connected or listening (the app's fd is the TCP socket).
-  enum class State { armed, listening, connected, closed };
+  // failed: connect or negotiation failed (calls report `error`).
+  enum class State { armed, listening, connected, failed, closed };
 
   State state() const { return state_; }
+  void set_state(State s) { state_ = s; }
   bool msgmode() const { return msgmode_; }
   void set_msgmode(bool on) { msgmode_ = on; }
 
-  std::mutex mu;
+  std::mutex mu;  // option changes while armed
+
+  // Guarded by the runtime lock.
+  std::atomic<int> fd_refs{1};  // descriptor numbers in the table that name this socket
+  bool nonblocking = false;
+  bool orphaned = false;  // a fork child's copy: only close works
+  bool rd_shut = false;
+  int readers = 0;  // application threads blocked in a read
+  int error = 0;
+  std::unique_ptr<Conn> conn;
 
  private:
   State state_ = State::armed;

@@ -55,6 +55,11 @@ struct Reader {
       zero_copy_pending = false;
       return true;
     }
+    if (rng() % 5 == 0 && s.prefetch_needed()) {
+      // Fetch ahead, as the runtime does when no reader waits (SRCAVAIL maybe not first).
+      EXPECT_EQ(s.pull_bounce(), 0);
+      return true;
+    }
     std::vector<std::uint8_t> buf(1 + rng() % max_read);
     const std::size_t cut = rng() % buf.size();
     const mut_bytes parts[2] = {{buf.data(), cut}, {buf.data() + cut, buf.size() - cut}};

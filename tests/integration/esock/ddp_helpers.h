@@ -1,0 +1,80 @@
+// Helpers for DDPMODE tests linked with libesock (-lesock): loopback listener/client set up
+// only with setsockopt + ordinary socket calls, and full-length read/write loops.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "esock/esock.h"
+
+namespace esock_test {
+
+inline int ddp_socket(bool msgmode = false) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int one = 1;
+  if (::setsockopt(fd, SOL_ESOCK, msgmode ? ESOCK_MSGMODE : ESOCK_DDPMODE, &one, sizeof one) != 0)
+    return -1;
+  return fd;
+}
+
+// A DDPMODE listener on 127.0.0.1 (ephemeral port); *port receives the port.
+inline int ddp_listener(std::uint16_t* port, bool msgmode = false) {
+  const int fd = ddp_socket(msgmode);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0)
+    return -1;
+  socklen_t l = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+inline int ddp_connect(std::uint16_t port, bool msgmode = false) {
+  const int fd = ddp_socket(msgmode);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+inline bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+inline bool read_all(int fd, std::uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed) {
+  std::vector<std::uint8_t> v(n);
+  std::mt19937 r(seed);
+  for (auto& x : v) x = static_cast<std::uint8_t>(r());
+  return v;
+}
+
+}  // namespace esock_test
