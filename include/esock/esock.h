@@ -30,6 +30,9 @@ const char* esock_version(void);
 /* 1 when fd is a DDPMODE socket (connected, listening or armed before connect), else 0. */
 int esock_is_ddp(int fd);
 
+/* Diagnostics: application threads currently blocked inside a DDPMODE call. */
+int esock_blocked_calls(void);
+
 #ifdef __cplusplus
 }
 #endif

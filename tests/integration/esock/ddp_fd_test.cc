@@ -1,0 +1,274 @@
+// fd semantics of DDPMODE sockets (docs/sockets.md): non-blocking EAGAIN, epoll with DDP and
+// kernel sockets in one set, poll/select, dup/dup2, fork, close while another thread is
+// blocked, peer reset, shutdown, getsockname/getpeername. No sleeps: waits are on readiness.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <thread>
+
+#include "ddp_helpers.h"
+
+using namespace esock_test;
+
+namespace {
+
+// A connected DDPMODE pair in one process (client, server end).
+struct DdpPair {
+  DdpPair() {
+    std::uint16_t port = 0;
+    lfd = ddp_listener(&port);
+    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
+    cli = ddp_connect(port);
+    t.join();
+  }
+  ~DdpPair() {
+    for (int fd : {cli, srv, lfd})
+      if (fd >= 0) ::close(fd);
+  }
+  int lfd = -1, cli = -1, srv = -1;
+};
+
+bool wait_readable(int fd, int ms = 10000) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, ms) == 1;
+}
+
+TEST(DdpFd, NonBlockingReadFailsWithEagainThenSucceeds) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  const int fl = ::fcntl(p.srv, F_GETFL);
+  ASSERT_EQ(::fcntl(p.srv, F_SETFL, fl | O_NONBLOCK), 0);
+  EXPECT_TRUE(::fcntl(p.srv, F_GETFL) & O_NONBLOCK);
+  char b[16];
+  EXPECT_EQ(::read(p.srv, b, sizeof b), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_EQ(::recv(p.cli, b, sizeof b, MSG_DONTWAIT), -1);  // per-call flag too
+  EXPECT_EQ(errno, EAGAIN);
+  ASSERT_EQ(::write(p.cli, "hello", 5), 5);
+  ASSERT_TRUE(wait_readable(p.srv));
+  EXPECT_EQ(::read(p.srv, b, sizeof b), 5);
+  // A big non-blocking write is taken in part (copies under credit), never by rendezvous.
+  ASSERT_EQ(::fcntl(p.cli, F_SETFL, O_NONBLOCK), 0);
+  const auto big = pattern(8 << 20, 1);
+  std::size_t sent = 0;
+  ssize_t w;
+  while ((w = ::write(p.cli, big.data() + sent, big.size() - sent)) > 0) sent += std::size_t(w);
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_GT(sent, 0u);
+  EXPECT_LT(sent, big.size());
+}
+
+TEST(DdpFd, EpollMixesDdpAndKernelSockets) {
+  DdpPair p;
+  int kp[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, kp), 0);
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.fd = p.srv;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, p.srv, &e), 0);
+  e.data.fd = kp[1];
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, kp[1], &e), 0);
+  epoll_event out[4];
+  EXPECT_EQ(::epoll_wait(ep, out, 4, 0), 0);
+  ASSERT_EQ(::write(kp[0], "k", 1), 1);
+  ASSERT_EQ(::epoll_wait(ep, out, 4, 10000), 1);
+  EXPECT_EQ(out[0].data.fd, kp[1]);
+  char b[8];
+  ASSERT_EQ(::read(kp[1], b, 8), 1);
+  ASSERT_EQ(::write(p.cli, "ddp", 3), 3);
+  ASSERT_EQ(::epoll_wait(ep, out, 4, 10000), 1);
+  EXPECT_EQ(out[0].data.fd, p.srv);
+  ASSERT_EQ(::read(p.srv, b, 8), 3);
+  EXPECT_EQ(::epoll_wait(ep, out, 4, 0), 0);  // consumed: no longer readable
+  // Edge-triggered: one event per arrival.
+  e.events = EPOLLIN | EPOLLET;
+  e.data.fd = p.srv;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_MOD, p.srv, &e), 0);
+  ASSERT_EQ(::write(p.cli, "x", 1), 1);
+  ASSERT_EQ(::epoll_wait(ep, out, 4, 10000), 1);
+  EXPECT_EQ(::epoll_wait(ep, out, 4, 0), 0);
+  ASSERT_EQ(::read(p.srv, b, 8), 1);
+  ::close(ep);
+  ::close(kp[0]);
+  ::close(kp[1]);
+}
+
+TEST(DdpFd, PollAndSelectSeeDataAndEof) {
+  DdpPair p;
+  pollfd pf{p.srv, POLLIN, 0};
+  EXPECT_EQ(::poll(&pf, 1, 0), 0);
+  pf.events = POLLOUT;
+  EXPECT_EQ(::poll(&pf, 1, 0), 1);  // writable
+  ASSERT_EQ(::write(p.cli, "abc", 3), 3);
+  fd_set rs;
+  FD_ZERO(&rs);
+  FD_SET(p.srv, &rs);
+  timeval tv{10, 0};
+  ASSERT_EQ(::select(p.srv + 1, &rs, nullptr, nullptr, &tv), 1);
+  EXPECT_TRUE(FD_ISSET(p.srv, &rs));
+  char b[8];
+  ASSERT_EQ(::read(p.srv, b, 8), 3);
+  ASSERT_EQ(::shutdown(p.cli, SHUT_WR), 0);
+  pf = {p.srv, POLLIN, 0};
+  ASSERT_EQ(::poll(&pf, 1, 10000), 1);
+  EXPECT_EQ(::read(p.srv, b, 8), 0);      // EOF after shutdown(SHUT_WR)
+  EXPECT_EQ(::write(p.cli, "x", 1), -1);  // SIGPIPE is ignored below
+  EXPECT_EQ(errno, EPIPE);
+  // The other direction still works (half close).
+  ASSERT_EQ(::write(p.srv, "back", 4), 4);
+  ASSERT_EQ(::read(p.cli, b, 8), 4);
+}
+
+TEST(DdpFd, DupAndDup2ShareTheConnection) {
+  DdpPair p;
+  const int d = ::dup(p.cli);
+  ASSERT_GE(d, 0);
+  EXPECT_EQ(esock_is_ddp(d), 1);
+  ASSERT_EQ(::close(p.cli), 0);  // the connection stays: d still names it
+  p.cli = -1;
+  ASSERT_EQ(::write(d, "via dup", 7), 7);
+  char b[16];
+  ASSERT_EQ(::read(p.srv, b, 16), 7);
+  const int target = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(::dup2(d, target), target);
+  EXPECT_EQ(esock_is_ddp(target), 1);
+  ASSERT_EQ(::close(d), 0);
+  ASSERT_EQ(::write(target, "dup2", 4), 4);
+  ASSERT_EQ(::read(p.srv, b, 16), 4);
+  ASSERT_EQ(::close(target), 0);  // last number: the peer sees an orderly end
+  EXPECT_EQ(::read(p.srv, b, 16), 0);
+}
+
+TEST(DdpFd, NamesAreTheTcpConnections) {
+  DdpPair p;
+  sockaddr_in cl{}, cp{}, sl{}, sp{};
+  socklen_t l = sizeof cl;
+  ASSERT_EQ(::getsockname(p.cli, reinterpret_cast<sockaddr*>(&cl), &l), 0);
+  l = sizeof cp;
+  ASSERT_EQ(::getpeername(p.cli, reinterpret_cast<sockaddr*>(&cp), &l), 0);
+  l = sizeof sl;
+  ASSERT_EQ(::getsockname(p.srv, reinterpret_cast<sockaddr*>(&sl), &l), 0);
+  l = sizeof sp;
+  ASSERT_EQ(::getpeername(p.srv, reinterpret_cast<sockaddr*>(&sp), &l), 0);
+  EXPECT_EQ(cl.sin_family, AF_INET);
+  EXPECT_EQ(cl.sin_port, sp.sin_port);
+  EXPECT_EQ(cp.sin_port, sl.sin_port);
+  int nodelay = 0;
+  l = sizeof nodelay;
+  EXPECT_EQ(::getsockopt(p.cli, IPPROTO_TCP, 1 /* TCP_NODELAY */, &nodelay, &l), 0);
+  int type = 0;
+  l = sizeof type;
+  EXPECT_EQ(::getsockopt(p.cli, SOL_SOCKET, SO_TYPE, &type, &l), 0);
+  EXPECT_EQ(type, SOCK_STREAM);
+}
+
+TEST(DdpFd, CloseWhileAnotherThreadIsBlockedInRead) {
+  DdpPair p;
+  ssize_t r = 0;
+  int err = 0;
+  std::atomic<bool> entered{false};
+  std::thread reader([&] {
+    char b[8];
+    entered = true;
+    r = ::read(p.cli, b, sizeof b);
+    err = errno;
+  });
+  // The reader is blocked once it waits in the runtime; no sleep: spin on the fact.
+  while (!entered) std::this_thread::yield();
+  for (int i = 0; i < 1000000 && esock_blocked_calls() == 0; ++i) std::this_thread::yield();
+  ASSERT_EQ(::close(p.cli), 0);
+  p.cli = -1;
+  reader.join();
+  EXPECT_EQ(r, -1);
+  EXPECT_EQ(err, EBADF);
+}
+
+TEST(DdpFd, PeerResetGivesEconnreset) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // A peer that dies abruptly: SO_LINGER 0 turns the kernel's close into a TCP RST.
+    const int fd = ddp_connect(port);
+    linger lg{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    write_all(fd, reinterpret_cast<const std::uint8_t*>("last words"), 10);
+    char b;
+    ::read(fd, &b, 1);  // until the parent says go
+    ::_exit(0);
+  }
+  const int c = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(c, 0);
+  char b[32];
+  ASSERT_EQ(::read(c, b, sizeof b), 10);  // data before the reset is delivered
+  ASSERT_EQ(::write(c, "g", 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(::read(c, b, sizeof b), -1);
+  EXPECT_EQ(errno, ECONNRESET);
+  pollfd pf{c, POLLIN, 0};
+  EXPECT_EQ(::poll(&pf, 1, 0), 1);
+  EXPECT_TRUE(pf.revents & POLLHUP);
+  ::close(c);
+  ::close(lfd);
+}
+
+TEST(DdpFd, ForkChildMayOnlyCloseItsCopies) {
+  DdpPair p;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // docs/sockets.md: the child's copies are orphaned: data calls fail, close is harmless.
+    char b[4];
+    const bool read_fails = ::read(p.cli, b, 4) == -1 && errno == ENOTCONN;
+    const bool write_fails = ::write(p.cli, "x", 1) == -1 && errno == ENOTCONN;
+    const bool close_ok = ::close(p.cli) == 0;
+    ::_exit(read_fails && write_fails && close_ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The parent's connection is untouched.
+  ASSERT_EQ(::write(p.cli, "parent", 6), 6);
+  char b[8];
+  ASSERT_EQ(::read(p.srv, b, 8), 6);
+  ASSERT_EQ(::write(p.srv, "ok", 2), 2);
+  ASSERT_EQ(::read(p.cli, b, 8), 2);
+}
+
+TEST(DdpFd, BadArgumentsFail) {
+  DdpPair p;
+  EXPECT_EQ(::shutdown(p.cli, 7), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(::recv(p.cli, nullptr, 0, MSG_OOB), -1);
+  EXPECT_EQ(errno, EINVAL);
+  const int armed = ddp_socket();
+  char b[4];
+  EXPECT_EQ(::read(armed, b, 4), -1);
+  EXPECT_EQ(errno, ENOTCONN);
+  EXPECT_EQ(::accept(armed, nullptr, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(1);  // nothing listens there
+  EXPECT_EQ(::connect(armed, reinterpret_cast<sockaddr*>(&a), sizeof a), -1);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  ::close(armed);
+  // A DDPMODE client against a plain TCP server that says nothing: no MPA Reply.
+  const int one = 1;
+  (void)one;
+}
+
+struct IgnoreSigpipe {
+  IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+} ignore_sigpipe;
+
+}  // namespace
