@@ -76,7 +76,7 @@ Config load() {
     c.mpa_markers = policy(it->second, c.mpa_markers);
   if (auto it = s.find("mpa_crc"); it != s.end()) c.mpa_crc = policy(it->second, c.mpa_crc);
   // Out-of-range values fall back to sane ones rather than fail a connection later.
-  if (c.recv_buffers < 2) c.recv_buffers = 2;
+  if (c.recv_buffers < 4) c.recv_buffers = 4;  // stream-protocol.md section 6: R >= 4
   if (c.recv_buffers > 1024) c.recv_buffers = 1024;
   if (c.recv_buffer_size < 256) c.recv_buffer_size = 256;
   if (c.recv_buffer_size > (1u << 24)) c.recv_buffer_size = 1u << 24;
