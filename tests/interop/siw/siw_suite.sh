@@ -96,21 +96,34 @@ capture_stop() {
   done
   kill -INT "$cap_pid" 2>/dev/null; wait "$cap_pid" 2>/dev/null; cap_pid=
 }
-declare -A cap_of  # run id -> capture file
-check_capture() {  # check_capture FILE PORT CRC -> "ok" or a reason
-  local f=$1 p=$2 ts=(tshark --disable-protocol rpcordma -r "$1")
+declare -A cap_of  # test port -> capture file
+# One pass set per capture (tshark is slow on ~100 MB captures): a summary line per test
+# port "PORT HANDSHAKE_FRAMES FPDU_FRAMES MALFORMED BAD_CRC". tshark 4.0 shows a checked
+# CRC as iwarp_mpa.crc_check with the text "(Good CRC32)" or "(Bad CRC32, should be ...)".
+analyze_capture() {
+  local f=$1 ts=(tshark --disable-protocol rpcordma -r "$1")
+  "${ts[@]}" -Y iwarp_mpa -T fields -E occurrence=a -e frame.number -e tcp.srcport \
+    -e tcp.dstport -e iwarp_mpa.key.req -e iwarp_mpa.key.rep -e iwarp_mpa.ulpdulength \
+    >"$f.frames" 2>/dev/null
+  "${ts[@]}" -Y _ws.malformed -T fields -e frame.number -e tcp.srcport -e tcp.dstport \
+    >"$f.malformed" 2>/dev/null
+  "${ts[@]}" -Y iwarp_mpa.crc_check -O iwarp_mpa 2>/dev/null |
+    awk '/^Frame [0-9]+:/{f=$2; sub(":", "", f)} /CRC check:.*Bad CRC32/{print f}' >"$f.badcrc"
+  awk -F'\t' '
+    function tp(a, b) { return (a >= 20000 && a < 30000) ? a : b }
+    FILENAME == ARGV[1] { p = tp($2, $3); port[$1] = p; seen[p] = 1
+                          hs[p] += ($4 != "") + ($5 != ""); if ($6 != "") fp[p]++; next }
+    FILENAME == ARGV[2] { p = tp($2, $3); seen[p] = 1; mal[p]++; next }
+    FILENAME == ARGV[3] { p = port[$1]; seen[p] = 1; bad[p]++ }
+    END { for (p in seen) print p, hs[p] + 0, fp[p] + 0, mal[p] + 0, bad[p] + 0 }' \
+    "$f.frames" "$f.malformed" "$f.badcrc" >"$f.summary"
+}
+check_capture() {  # check_capture FILE PORT -> "ok (...)" or a reason
   local hs fpdus mal bad
-  hs=$("${ts[@]}" -Y "tcp.port==$p && (iwarp_mpa.req || iwarp_mpa.rep)" 2>/dev/null | wc -l)
-  fpdus=$("${ts[@]}" -Y "tcp.port==$p && iwarp_mpa.fpdu" 2>/dev/null | wc -l)
-  mal=$("${ts[@]}" -Y "tcp.port==$p && _ws.malformed" 2>/dev/null | wc -l)
-  # A CRC error is an FPDU whose CRC field differs from what tshark computes.
-  bad=$("${ts[@]}" -Y "tcp.port==$p && iwarp_mpa.crc_check" -T fields -E occurrence=a \
-          -e iwarp_mpa.crc -e iwarp_mpa.crc_check 2>/dev/null |
-        awk -F'\t' '{n=split($1,a,","); split($2,b,","); for(i=1;i<=n;i++) if (a[i]!=b[i]) c++} END{print c+0}')
-  bad=$(( bad + $("${ts[@]}" -Y "tcp.port==$p" -O iwarp_mpa 2>/dev/null | grep -ci "bad crc" || true) ))
-  if [ "$hs" -lt 2 ] || [ "$fpdus" -lt 1 ]; then echo "tshark decoded $hs MPA Req/Rep, $fpdus FPDUs"; return; fi
-  [ "$mal" -eq 0 ] && [ "$bad" -eq 0 ] && { echo "ok ($fpdus FPDU frames)"; return; }
-  echo "tshark: $mal malformed, $bad CRC errors"
+  read -r _ hs fpdus mal bad < <(awk -v p="$2" '$1 == p' "$1.summary"; echo "$2 0 0 0 0")
+  if [ "$hs" -lt 2 ] || [ "$fpdus" -lt 1 ]; then echo "tshark decoded $hs MPA Req/Rep, $fpdus FPDU frames"; return; fi
+  [ "$mal" -eq 0 ] && [ "$bad" -eq 0 ] && { echo "ok: $fpdus FPDU frames, 0 malformed, 0 bad CRC"; return; }
+  echo "tshark: $mal malformed, $bad bad CRC"
 }
 
 # --- one run -----------------------------------------------------------------------------
@@ -151,7 +164,10 @@ run() {
   local n=$ITERS size=$BW_SIZE verb=${tool%_*} kind=${tool#*_}
   [ "$kind" = lat ] && size=$LAT_SIZE
   local siw_cmd esock_cmd attempts=0 max_attempts=1 e_rc s_rc
-  [ "$variant" = stock ] && [ "$dir" = "esock->siw" ] && max_attempts=3
+  if [ "$variant" = stock ] && [ "$dir" = "esock->siw" ]; then
+    max_attempts=3
+    eargs[1]=8000  # a stalled first FPDU (accept race) fails fast and is retried
+  fi
   local t0; t0=$(date +%s.%N)
   while :; do
     attempts=$((attempts + 1))
@@ -177,7 +193,9 @@ run() {
       local job; job=$("$H" exec -d "$G" "$siw_cmd")
       guest_listening $p || echo "(guest tool not listening on $p)" >>"$slog"
       timeout 60 "$H" host "${esock_cmd[@]}" >"$elog" 2>&1; e_rc=$?
-      "$H" wait -t 45 "$G" "$job" >"$slog" 2>&1; s_rc=$?
+      # A failed esock side leaves the siw tool waiting for nothing: do not sit out its timeout.
+      local wt=45; [ $e_rc -ne 0 ] && wt=3
+      "$H" wait -t $wt "$G" "$job" >"$slog" 2>&1; s_rc=$?
       [ $s_rc -eq 124 ] && "$H" kill "$G" "$job" >/dev/null 2>&1
     else
       timeout 60 "$H" host "${esock_cmd[@]}" >"$elog" 2>&1 &
@@ -200,7 +218,7 @@ run() {
       if [ $e_rc -eq 0 ] && [ $s_rc -eq 0 ]; then result=pass; else result=FAIL; fi
       detail="esock rc $e_rc, siw rc $s_rc";;
     xfail:*)
-      if [ $e_rc -eq 0 ] && [ $s_rc -eq 0 ]; then result="XPASS"; else result="xfail (peer)"; fi
+      if [ $e_rc -eq 0 ] && [ $s_rc -eq 0 ]; then result="XPASS"; else result="xfail"; fi
       detail="${expect#xfail:}; esock rc $e_rc, siw rc $s_rc";;
     error)
       if [ $e_rc -ne 0 ] && grep -q "rejected" "$elog"; then result="pass (clear error)"; else result=FAIL; fi
@@ -214,7 +232,8 @@ run() {
 }
 
 # --- the matrix --------------------------------------------------------------------------
-v1_read_reason="siw's MPA v1 responder ends with IRD=ORD=0, so RDMA Reads fail (MACHINE-NOTES)"
+v1_read_reason="siw's MPA v1 responder ends with IRD=ORD=0, so the rping server's RDMA Read fails"
+v1_first_fpdu_reason="ib_write_lat's server (the MPA responder) writes first; without RTR RFC 5044 7.1 makes the responder wait for the initiator's first FPDU, which never comes"
 for phase in v2rtr v1; do
   if [ $phase = v2rtr ]; then
     use_siw tunable,fix_accept_race=1,peer_to_peer=1 v2rtr
@@ -227,8 +246,11 @@ for phase in v2rtr v1; do
       for dir in "esock->siw" "siw->esock"; do
         for crc in on off; do
           expect=pass
-          if [ $phase = v1 ] && [ "$dir" = "esock->siw" ]; then
-            case $tool in rping | read_*) expect="xfail:$v1_read_reason";; esac
+          if [ $phase = v1 ] && [ "$dir" = "esock->siw" ] && [ $tool = rping ]; then
+            expect="xfail:$v1_read_reason"
+          fi
+          if [ $phase = v1 ] && [ "$dir" = "siw->esock" ] && [ $tool = write_lat ]; then
+            expect="xfail:$v1_first_fpdu_reason"
           fi
           run "$tool" "$dir" "$tr" $phase $crc "$expect" ""
         done
@@ -240,6 +262,7 @@ for phase in v2rtr v1; do
     fi
   done
   capture_stop
+  analyze_capture "$cap"
 done
 use_siw stock stock
 capture_start stock
@@ -250,6 +273,7 @@ for tr in $TRANSPORTS; do
   run send_lat "siw->esock" "$tr" v2 on pass "stock-siw"
 done
 capture_stop
+analyze_capture "$cap"
 
 # --- captures, table ---------------------------------------------------------------------
 table=$out/siw-interop-table.md
@@ -259,7 +283,7 @@ table=$out/siw-interop-table.md
   for r in "${rows[@]}"; do
     IFS='|' read -r id p result siwn esn detail secs tag <<<"$r"
     read -r tool dir tr mpa crc extra <<<"$id"
-    capv=$(check_capture "${cap_of[$p]}" "$p" "$crc")
+    capv=$(check_capture "${cap_of[$p]}" "$p")
     case $capv in ok*) ;; *) [[ "$result" = FAIL* ]] || result="FAIL (capture)";; esac
     [[ "$result" = FAIL* ]] && fails=$((fails + 1))
     [ "$mpa" = v2rtr ] && mpa="v2+RTR"
