@@ -25,7 +25,8 @@ ConnArgs default_conn_args() {
 
 const char* conn_usage() {
   return "connection: --transport ksock  --mpa-rev 1|2  --rtr (peer-to-peer, RFC 6581)\n"
-         "            --crc on|off  --markers off|require|prefer  --timeout MS\n";
+         "            --crc on|off  --markers off|require|prefer  --timeout MS\n"
+         "            --first-fpdu-delay MS (initiator; stock siw 6.1 accept race)\n";
 }
 
 namespace {
@@ -68,6 +69,8 @@ bool parse_conn_arg(int& i, int argc, char** argv, ConnArgs& a) {
       a.markers = MarkerMode::prefer;
     else
       bad("--markers", v.c_str());
+  } else if (o == "--first-fpdu-delay") {
+    a.first_fpdu_delay_ms = std::atoi(value());
   } else if (o == "--timeout") {
     a.opts.timeout_ms = std::atoi(value());
   } else {
@@ -83,7 +86,11 @@ std::unique_ptr<ksock::Endpoint> connect(ksock::Context& ctx, const std::string&
   o.mpa.markers = a.markers == MarkerMode::off ? mpa::Policy::allow : mpa::Policy::require;
   for (int attempt = 0;; ++attempt) {
     auto ep = ksock::Endpoint::connect(ctx, host, port, o, why);
-    if (ep) return ep;
+    if (ep) {
+      if (a.first_fpdu_delay_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(a.first_fpdu_delay_ms));
+      return ep;
+    }
     const bool refused = why->find("refused") != std::string::npos;
     if (refused && attempt < refused_retries) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

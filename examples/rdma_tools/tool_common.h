@@ -22,6 +22,10 @@ struct ConnArgs {
   ksock::Options opts;
   MarkerMode markers = MarkerMode::off;
   std::string transport = "ksock";  // the only transport so far (DPDK comes later)
+  // Initiator only: wait this long after the MPA Reply before the first FPDU. A workaround
+  // for stock Linux siw 6.1, which sends its Reply before it starts reading the socket, so
+  // an FPDU arriving in between sits unread (tests/interop/harness/README.md).
+  int first_fpdu_delay_ms = 0;
 };
 
 ConnArgs default_conn_args();
