@@ -110,12 +110,20 @@ std::uint32_t Tcb::send_segment(Instant now, std::uint32_t seq, std::uint32_t le
   fill_options(r, false);
   if (r.options.timestamps) r.options.timestamps->tsval = ts_now(now);
 
+  // RFC 9293 3.7.1: Eff.snd.MSS counts the options this segment carries. SMSS already
+  // allows for timestamps; SACK blocks in a data segment take their room from the data.
+  std::uint32_t extra = static_cast<std::uint32_t>(tcp_header_len(r)) - 20 - (ts_ok_ ? 12 : 0);
+  if (len > 0 && extra > 0 && len + extra > smss_) {
+    std::uint32_t room = smss_ > extra ? smss_ - extra : 0;
+    if (room < len) len = room;
+  }
+
   std::array<TxPiece, max_pieces> pieces;
   std::size_t n = 0;
   if (len > 0) {
     std::uint32_t want = len;
     len = static_cast<std::uint32_t>(sndbuf_.gather(seq - snd_una_, len, pieces, &n));
-    // Out of gather slots: the FIN must wait for the segment that carries the last octet.
+    // Out of gather slots or room: the FIN waits for the segment with the last octet.
     if (len < want) r.flags &= static_cast<std::uint8_t>(~tcp_flag::fin);
     // PSH when this segment empties what the application gave us (3.9.1 SEND push).
     if (seq + len == data_end()) r.flags |= tcp_flag::psh;
@@ -130,8 +138,11 @@ std::uint32_t Tcb::send_segment(Instant now, std::uint32_t seq, std::uint32_t le
   return len;
 }
 
+// A segment without data or SYN/FIN carries SND.MAX, not SND.NXT: after an RTO rewound
+// SND.NXT (go-back-N), an older sequence number would make the peer drop the segment as
+// unacceptable, and with it the acknowledgement it carries (BSD does the same).
 void Tcb::send_ack(Instant now) {
-  send_segment(now, snd_nxt_, 0, 0);
+  send_segment(now, snd_max_, 0, 0);
 }
 
 // RFC 5961 7: challenge ACKs are rate limited so they cannot be used to amplify or probe.

@@ -137,6 +137,7 @@ class Tcb {
   std::size_t recv(Instant now, mut_bytes out);
   // Zero-copy receive: read recv_queue() in place, then report what was consumed.
   RecvQueue& recv_queue() { return rcvq_; }
+  const RecvQueue& recv_queue() const { return rcvq_; }
   void recv_consumed(Instant now, std::size_t n);
   // True once the peer's FIN has arrived and every byte before it is in the queue.
   bool peer_closed() const { return fin_rcvd_; }

@@ -109,7 +109,7 @@ void Tcb::on_keepalive(Instant now) {
   }
   ++probes_unanswered_;
   ++stats_.keepalive_probes;
-  send_segment(now, snd_nxt_ - 1, 0, 0);
+  send_segment(now, snd_max_ - 1, 0, 0);  // SND.MAX: see send_ack
   keepalive_deadline_ = now + cfg_.keepalive_interval;
 }
 

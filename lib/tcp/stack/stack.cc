@@ -1,0 +1,233 @@
+// Demultiplexing, listeners and connection lifetimes (RFC 9293 3.10.7.1-2 for segments
+// without a connection), timers and the poll round.
+#include "tcp/stack/stack.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "tcp/engine/no_tcb.h"
+
+namespace esock::tcp {
+
+Stack::Stack(Device& dev, const StackConfig& cfg, Instant now)
+    : cfg_(cfg),
+      iface_(dev, cfg.iface, *this),
+      isn_(cfg.isn_key ? IsnGenerator(*cfg.isn_key) : IsnGenerator::with_random_key()),
+      now_(now) {
+  port_cursor_ = isn_.ts_offset(FourTuple{}) % 16384;  // a keyed start, not predictable
+}
+
+Stack::~Stack() = default;
+
+TcpConfig Stack::clamp(TcpConfig c) const {
+  c.mss = std::min<std::uint16_t>(c.mss, iface_.mss());
+  return c;
+}
+
+bool Stack::poll(Instant now) {
+  now_ = std::max(now_, now);
+  bool work = iface_.poll(now_) > 0;
+  work |= run_timers(now_);
+  iface_.flush();
+  return work;
+}
+
+// Timers are checked at most once per granularity: RTO is at least 200 ms and the delayed
+// ACK 40 ms, so a 1 ms scan costs nothing in accuracy and keeps poll() cheap.
+bool Stack::run_timers(Instant now) {
+  if (now < next_timer_scan_) return false;
+  next_timer_scan_ = now + cfg_.timer_granularity;
+  bool work = false;
+  for (auto& [t, c] : conns_) {
+    if (c->tcb_.next_deadline() <= now) {
+      c->tcb_.on_timer(now);
+      work = true;
+    }
+  }
+  iface_.on_timer(now);
+  reap();
+  return work;
+}
+
+void Stack::reap() {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    Connection& c = *it->second;
+    if (c.released_ && c.state() == TcpState::closed)
+      it = conns_.erase(it);
+    else
+      ++it;
+  }
+}
+
+bool Stack::emit(Instant now, const FourTuple& t, const TcpRepr& hdr,
+                 std::span<const TxPiece> payload) {
+  return iface_.send_tcp(now, t.remote_ip, hdr, payload);
+}
+
+void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRepr& hdr,
+                           bytes_view payload, const BufRef& ref) {
+  now_ = std::max(now_, now);
+  FourTuple t{dst, src, hdr.dst_port, hdr.src_port};
+  auto it = conns_.find(t);
+  if (it != conns_.end() && it->second->state() != TcpState::closed) {
+    it->second->tcb_.on_segment(now_, hdr, payload, ref);
+    return;
+  }
+  auto l = listeners_.find(hdr.dst_port);
+  if (l != listeners_.end()) {
+    on_listen_segment(*l->second, t, hdr, payload);
+    return;
+  }
+  ++stats_.segments_no_connection;
+  send_reset_for(t, hdr, payload.size());
+}
+
+void Stack::send_reset_for(const FourTuple& t, const TcpRepr& hdr, std::size_t payload_len) {
+  if (auto rst = reset_for(hdr, payload_len)) iface_.send_tcp(now_, t.remote_ip, *rst, {});
+}
+
+void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hdr,
+                              bytes_view payload) {
+  switch (listen_verdict(hdr)) {
+    case ListenVerdict::drop:
+      return;
+    case ListenVerdict::reset:
+      ++stats_.segments_no_connection;
+      send_reset_for(t, hdr, payload.size());
+      return;
+    case ListenVerdict::syn:
+      break;
+  }
+  ++stats_.syns_received;
+  // A connection with this tuple that is CLOSED but not yet released blocks the tuple
+  // until its user lets go: drop the SYN, the peer retransmits.
+  if (conns_.count(t)) return;
+  if (l.half_open_.size() >= l.syn_backlog_) {
+    // Bounded memory under a SYN flood: drop the oldest half-open connection silently.
+    Connection* victim = l.half_open_.front();
+    l.half_open_.pop_front();
+    victim->parent_ = nullptr;
+    victim->released_ = true;
+    FourTuple key = victim->tuple();
+    conns_.erase(key);
+    ++stats_.half_open_evicted;
+  }
+  Connection* c = create(t, l.cfg_, &l);
+  l.half_open_.push_back(c);
+  // Data in a SYN is not delivered before the handshake (no TCP Fast Open here); the peer
+  // retransmits it.
+  c->tcb_.open_passive(now_, isn_.isn(t, now_), isn_.ts_offset(t), hdr);
+}
+
+Connection* Stack::create(const FourTuple& t, const TcpConfig& cfg, Listener* parent) {
+  auto c = std::unique_ptr<Connection>(new Connection(*this, clamp(cfg), t, parent));
+  Connection* raw = c.get();
+  conns_[t] = std::move(c);
+  ++stats_.connections_opened;
+  return raw;
+}
+
+void Stack::child_established(Connection* c) {
+  Listener* l = c->parent_;
+  auto& h = l->half_open_;
+  h.erase(std::remove(h.begin(), h.end(), c), h.end());
+  if (l->accept_q_.size() >= l->backlog_) {
+    ++stats_.accept_queue_overflow;
+    c->parent_ = nullptr;
+    c->released_ = true;
+    c->tcb_.abort(now_);
+    return;
+  }
+  l->accept_q_.push_back(c);
+}
+
+void Stack::child_gone(Connection* c) {
+  Listener* l = c->parent_;
+  auto drop = [c](std::deque<Connection*>& q) {
+    q.erase(std::remove(q.begin(), q.end(), c), q.end());
+  };
+  drop(l->half_open_);
+  drop(l->accept_q_);
+  c->parent_ = nullptr;
+  c->released_ = true;  // nobody accepted it: free it
+}
+
+std::uint16_t Stack::pick_port(Ipv4Addr dst, std::uint16_t port) {
+  std::uint32_t span = std::uint32_t{cfg_.ephemeral_last} - cfg_.ephemeral_first + 1;
+  for (std::uint32_t i = 0; i < span; ++i) {
+    std::uint16_t p = static_cast<std::uint16_t>(cfg_.ephemeral_first + (port_cursor_++ % span));
+    if (listeners_.count(p)) continue;
+    if (!conns_.count(FourTuple{iface_.ip(), dst, p, port})) return p;
+  }
+  return 0;
+}
+
+Connection* Stack::connect(Ipv4Addr dst, std::uint16_t port, int* err, const TcpConfig* cfg,
+                           std::uint16_t local_port) {
+  std::uint16_t lp = local_port ? local_port : pick_port(dst, port);
+  FourTuple t{iface_.ip(), dst, lp, port};
+  if (lp == 0 || conns_.count(t)) {
+    if (err) *err = lp == 0 ? EADDRNOTAVAIL : EADDRINUSE;
+    return nullptr;
+  }
+  Connection* c = create(t, cfg ? *cfg : cfg_.tcp, nullptr);
+  c->tcb_.open_active(now_, isn_.isn(t, now_), isn_.ts_offset(t));
+  iface_.flush();
+  return c;
+}
+
+Listener* Stack::listen(std::uint16_t port, std::size_t backlog, int* err, std::size_t syn_backlog,
+                        const TcpConfig* cfg) {
+  if (port == 0 || listeners_.count(port)) {
+    if (err) *err = port == 0 ? EINVAL : EADDRINUSE;
+    return nullptr;
+  }
+  auto l = std::make_unique<Listener>();
+  l->port_ = port;
+  l->backlog_ = std::max<std::size_t>(backlog, 1);
+  l->syn_backlog_ = std::max<std::size_t>(syn_backlog, 1);
+  l->cfg_ = cfg ? *cfg : cfg_.tcp;
+  Listener* raw = l.get();
+  listeners_[port] = std::move(l);
+  return raw;
+}
+
+Connection* Stack::accept(Listener* l) {
+  if (l->accept_q_.empty()) return nullptr;
+  Connection* c = l->accept_q_.front();
+  l->accept_q_.pop_front();
+  c->parent_ = nullptr;
+  return c;
+}
+
+void Stack::close_listener(Listener* l) {
+  std::vector<Connection*> pending(l->half_open_.begin(), l->half_open_.end());
+  pending.insert(pending.end(), l->accept_q_.begin(), l->accept_q_.end());
+  for (Connection* c : pending) {
+    c->parent_ = nullptr;
+    c->released_ = true;
+    c->tcb_.abort(now_);
+  }
+  listeners_.erase(l->port_);
+  reap();
+  iface_.flush();
+}
+
+void Stack::close(Connection* c) {
+  c->released_ = true;
+  c->user_ = nullptr;
+  c->tcb_.close(now_);
+  c->tcb_.set_orphan(now_);
+  c->tcb_.set_user(c);  // the TCB's user is the Connection itself, which stays
+  iface_.flush();
+}
+
+void Stack::abort(Connection* c) {
+  c->released_ = true;
+  c->user_ = nullptr;
+  c->tcb_.abort(now_);
+  iface_.flush();
+}
+
+}  // namespace esock::tcp

@@ -1,0 +1,176 @@
+// The TCP/IP stack over one Device: an Interface (Ethernet, ARP, IPv4, ICMP), the
+// connections (TCBs) demultiplexed by four-tuple, listeners with bounded backlogs, ISNs per
+// RFC 6528, ephemeral ports, timers. This is the native API lib/mpa and lib/esock use.
+//
+// One Stack belongs to one thread (one polling core, ARCHITECTURE.md); nothing here locks.
+// It does no waiting of its own: the owner calls poll(now) in its loop (see poll_loop.h for
+// a loop that backs off when idle).
+//
+// Connections and listeners are owned by the stack. A Connection* stays valid until the
+// user releases it with close() or abort(); a connection the peer reset stays (CLOSED, with
+// its error) until released.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "base/time.h"
+#include "tcp/dev/device.h"
+#include "tcp/engine/config.h"
+#include "tcp/engine/isn.h"
+#include "tcp/engine/tcb.h"
+#include "tcp/net/interface.h"
+
+namespace esock::tcp {
+
+class Stack;
+class Listener;
+
+struct StackConfig {
+  InterfaceConfig iface;
+  TcpConfig tcp;  // defaults for every connection; mss is clamped to the interface's
+  std::uint16_t ephemeral_first = 49152;  // RFC 6335 dynamic ports
+  std::uint16_t ephemeral_last = 65535;
+  std::optional<IsnGenerator::Key> isn_key;  // unset: a random key
+  Duration timer_granularity = 1ms;
+};
+
+struct StackStats {
+  std::uint64_t segments_no_connection = 0;  // answered with RST (or dropped if RST)
+  std::uint64_t syns_received = 0;
+  std::uint64_t half_open_evicted = 0;  // SYN backlog full: the oldest half-open dropped
+  std::uint64_t accept_queue_overflow = 0;
+  std::uint64_t connections_opened = 0, connections_closed = 0;
+};
+
+class Connection final : private TcbUser {
+ public:
+  // Data calls, as on the TCB, at the stack's current time.
+  std::size_t send(bytes_view data);
+  bool send_ref(bytes_view data, const BufRef& ref, bool end_of_record = false);
+  std::size_t recv(mut_bytes out);
+  void shutdown_send();  // FIN after queued data (the RFC's CLOSE); reading goes on
+
+  TcpState state() const { return tcb_.state(); }
+  bool established() const;
+  bool readable() const { return !tcb_.recv_queue().empty() || tcb_.peer_closed(); }
+  bool peer_closed() const { return tcb_.peer_closed(); }
+  std::size_t send_space() const { return tcb_.send_space(); }
+  int error() const { return to_errno(tcb_.close_reason()); }
+  const FourTuple& tuple() const { return tcb_.tuple(); }
+
+  // Callbacks instead of polling: the hooks of TcbUser, forwarded.
+  void set_user(TcbUser* user) { user_ = user; }
+  void set_nodelay(bool on);
+  // The engine, for upper layers that need zero-copy receive or sequence numbers.
+  Tcb& tcb() { return tcb_; }
+  const Tcb& tcb() const { return tcb_; }
+
+ private:
+  friend class Stack;
+  Connection(Stack& stack, const TcpConfig& cfg, const FourTuple& t, Listener* parent);
+  void on_established() override;
+  void on_readable() override;
+  void on_writable() override;
+  void on_acked(std::uint32_t bytes) override;
+  void on_closed(CloseReason r) override;
+  bool on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef& ref) override;
+  void on_range_delivered(std::uint32_t seq, std::uint32_t len) override;
+
+  Stack& stack_;
+  Tcb tcb_;
+  TcbUser* user_ = nullptr;
+  Listener* parent_;  // set while in SYN-RECEIVED or waiting in an accept queue
+  bool released_ = false;
+};
+
+class Listener {
+ public:
+  std::uint16_t port() const { return port_; }
+  std::size_t pending() const { return accept_q_.size(); }
+  std::size_t half_open() const { return half_open_.size(); }
+
+ private:
+  friend class Stack;
+  friend class Connection;
+  std::uint16_t port_ = 0;
+  std::size_t backlog_ = 0;
+  std::size_t syn_backlog_ = 0;
+  TcpConfig cfg_;
+  std::deque<Connection*> half_open_;  // oldest first
+  std::deque<Connection*> accept_q_;
+};
+
+class Stack final : private TcpSink, private SegmentSink {
+ public:
+  Stack(Device& dev, const StackConfig& cfg, Instant now);
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // One round: receive a burst, run due timers, hand queued frames to the device.
+  // Returns true if anything happened (the caller's idle back-off uses it).
+  bool poll(Instant now);
+  Instant now() const { return now_; }
+
+  // Active open. Null with *err = an errno (EADDRNOTAVAIL: no ephemeral port left).
+  Connection* connect(Ipv4Addr dst, std::uint16_t port, int* err, const TcpConfig* cfg = nullptr,
+                      std::uint16_t local_port = 0);
+  // Passive open: backlog bounds the accept queue, syn_backlog the half-open connections
+  // (on overflow the oldest half-open one is dropped, so a SYN flood uses bounded memory
+  // and legitimate handshakes keep completing while the flood lasts).
+  Listener* listen(std::uint16_t port, std::size_t backlog, int* err, std::size_t syn_backlog = 256,
+                   const TcpConfig* cfg = nullptr);
+  Connection* accept(Listener* l);
+  void close_listener(Listener* l);  // pending connections are reset
+  // Releases a connection: orderly close (FIN after queued data); the stack keeps it
+  // through FIN-WAIT/TIME-WAIT and frees it after.
+  void close(Connection* c);
+  void abort(Connection* c);  // RST, freed at once
+
+  Interface& iface() { return iface_; }
+  const StackStats& stats() const { return stats_; }
+  std::size_t connection_count() const { return conns_.size(); }
+  const TcpConfig& default_config() const { return cfg_.tcp; }
+
+ private:
+  friend class Connection;
+  struct TupleHash {
+    std::size_t operator()(const FourTuple& t) const {
+      std::uint64_t a = (std::uint64_t{t.local_ip.v} << 32) | t.remote_ip.v;
+      std::uint64_t b = (std::uint64_t{t.local_port} << 16) | t.remote_port;
+      return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+    }
+  };
+  // TcpSink
+  void on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRepr& hdr,
+                      bytes_view payload, const BufRef& ref) override;
+  // SegmentSink
+  bool emit(Instant now, const FourTuple& t, const TcpRepr& hdr,
+            std::span<const TxPiece> payload) override;
+
+  TcpConfig clamp(TcpConfig c) const;
+  Connection* create(const FourTuple& t, const TcpConfig& cfg, Listener* parent);
+  void on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hdr, bytes_view payload);
+  void send_reset_for(const FourTuple& t, const TcpRepr& hdr, std::size_t payload_len);
+  void child_established(Connection* c);
+  void child_gone(Connection* c);
+  bool run_timers(Instant now);
+  void reap();
+  std::uint16_t pick_port(Ipv4Addr dst, std::uint16_t port);
+
+  StackConfig cfg_;
+  Interface iface_;
+  IsnGenerator isn_;
+  Instant now_;
+  Instant next_timer_scan_{};
+  std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash> conns_;
+  std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
+  std::uint32_t port_cursor_ = 0;
+  StackStats stats_;
+};
+
+}  // namespace esock::tcp
