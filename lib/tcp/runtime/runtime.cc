@@ -54,6 +54,7 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
     timespec wall{};
     clock_gettime(CLOCK_REALTIME, &wall);
     PcapOptions po;
+    if (cfg.pcap_snaplen != 0) po.snaplen = cfg.pcap_snaplen;
     po.ts_offset =
         Duration(std::int64_t{wall.tv_sec} * 1'000'000'000 + wall.tv_nsec - rt->clock_.now().ns);
     auto w = PcapWriter::open(*rt->top_, rt->clock_, cfg.pcap_path, po, error);

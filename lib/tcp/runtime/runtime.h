@@ -30,6 +30,7 @@ struct RuntimeConfig {
   StackConfig stack;
   std::optional<FaultConfig> faults;
   std::string pcap_path;  // empty: no capture
+  std::uint32_t pcap_snaplen = 0;  // 0: PcapOptions' default (whole frames)
   IdleBackoffConfig idle;
   Duration link_timeout = 10s;
 };
