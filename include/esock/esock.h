@@ -24,6 +24,96 @@ extern "C" {
  * DDPMODE; same timing rules; both ends must agree (else connect fails with EPROTO). */
 #define ESOCK_MSGMODE 2
 
+/* int, 0 or 1. RAWMODE: the application drives the connection's queue pair itself through
+ * the extension API below (no ESTP byte stream; read/write fail with EOPNOTSUPP). Implies
+ * DDPMODE; same timing rules; both ends must agree (else connect fails with EPROTO). */
+#define ESOCK_RAWMODE 3
+
+/* ---- Extension API (docs/sockets.md, "Extension API"). Every call takes the socket's
+ * descriptor; errors return -1 (esock_reg_mr: 0) with errno set. esock_query_mpa works on any
+ * connected DDPMODE socket; the others need a connected RAWMODE socket (EOPNOTSUPP on a
+ * DDPMODE stream socket, whose queue pair belongs to the byte-stream protocol). Common
+ * errors: EBADF (not open), ENOTSOCK (not a DDPMODE socket), ENOTCONN (not connected yet,
+ * or a fork child's copy). Thread-safe; calls on one socket are serialised. */
+
+/* Access rights of a memory region (verbs style). Local read is always allowed. */
+#define ESOCK_ACCESS_LOCAL_WRITE 1  /* the region may be a receive or RDMA Read sink */
+#define ESOCK_ACCESS_REMOTE_READ 2  /* the peer may RDMA Read from it */
+#define ESOCK_ACCESS_REMOTE_WRITE 4 /* the peer may RDMA Write into it */
+
+/* At most this many entries in one gather (or scatter) list. */
+#define ESOCK_MAX_SGE 16
+
+struct esock_sge {
+  void* addr;      /* inside the region registered as lkey */
+  uint32_t length; /* octets; the list's total must fit in 32 bits */
+  uint32_t lkey;   /* STag from esock_reg_mr on the same socket */
+};
+
+/* Registers [addr, addr+len) with the socket's connection; returns the STag (never 0), which
+ * is both the local key for esock_sge.lkey and the remote key the peer uses for RDMA Write/
+ * Read. The Tagged Offset of an octet is its address ((uint64_t)(uintptr_t)p). 0 with errno:
+ * EINVAL (len 0 or >= 4 GiB, unknown access bits),
+ * EFAULT (addr NULL or the range wraps), ENOMEM (table full). */
+uint32_t esock_reg_mr(int fd, void* addr, size_t len, int access);
+/* 0, or -1 with EINVAL (not a region this socket registered). */
+int esock_dereg_mr(int fd, uint32_t stag);
+
+/* Work requests. 0, or -1 with: EINVAL (num_sge outside 0..ESOCK_MAX_SGE for send/write, 1.. for
+ * recv/read, NULL list, unknown lkey), EFAULT (an SGE outside its region), EACCES (a receive or
+ * Read sink SGE in a region without ESOCK_ACCESS_LOCAL_WRITE), EMSGSIZE (total length overflows),
+ * ENOBUFS (queue full), ECONNRESET/EPIPE (the connection failed or closed). Rights on the
+ * peer's region (rkey) are checked by the peer: a violation completes the work request with
+ * ESOCK_WC_REM_ACCESS_ERR and terminates the connection (RFC 5040 section 7). */
+int esock_post_send(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge);
+int esock_post_recv(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge);
+int esock_post_write(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge, uint32_t rkey,
+                     uint64_t remote_addr);
+int esock_post_read(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge, uint32_t rkey,
+                    uint64_t remote_addr);
+
+enum esock_wc_opcode { ESOCK_WC_SEND, ESOCK_WC_RECV, ESOCK_WC_WRITE, ESOCK_WC_READ };
+enum esock_wc_status {
+  ESOCK_WC_SUCCESS = 0,
+  ESOCK_WC_LOC_LEN_ERR,  /* receive buffer too small for the incoming Send */
+  ESOCK_WC_LOC_PROT_ERR, /* a local STag failed validation */
+  ESOCK_WC_LOC_QP_OP_ERR,
+  ESOCK_WC_REM_ACCESS_ERR, /* the peer refused the rkey/offset/rights */
+  ESOCK_WC_REM_OP_ERR,
+  ESOCK_WC_REM_INV_REQ_ERR,
+  ESOCK_WC_WR_FLUSH_ERR, /* never executed: the connection left the operational state */
+  ESOCK_WC_GENERAL_ERR
+};
+struct esock_wc {
+  uint64_t wr_id;
+  int opcode;        /* enum esock_wc_opcode */
+  int status;        /* enum esock_wc_status */
+  uint32_t byte_len; /* octets received (RECV) or transferred */
+};
+/* Takes up to max completions (send and receive side, in completion order per side).
+ * Returns how many (0: none pending), or -1 with EINVAL (max < 0, wc NULL with max > 0).
+ * Completions of a connection that failed are still returned (flushed work requests); after that,
+ * -1 with the connection's error. */
+int esock_poll_cq(int fd, struct esock_wc* wc, int max);
+/* The completion descriptor for select/poll/epoll: readable (POLLIN) while completions are
+ * pending, POLLIN|POLLRDHUP after the peer closed, POLLHUP once the connection failed. For
+ * RAWMODE it is the socket's own descriptor (returned as is). */
+int esock_comp_fd(int fd);
+
+/* The connection's negotiated MPA parameters (RFC 5044 section 7.1, RFC 6581). */
+enum esock_rtr { ESOCK_RTR_NONE, ESOCK_RTR_SEND, ESOCK_RTR_WRITE, ESOCK_RTR_READ };
+struct esock_mpa_info {
+  uint8_t revision;   /* 1 or 2 */
+  uint8_t markers_tx; /* we put Markers into what we send */
+  uint8_t markers_rx; /* the peer puts Markers into what we receive */
+  uint8_t crc;        /* CRC32c in use */
+  uint16_t ird, ord;  /* RDMA Read Requests we accept at once / may have outstanding */
+  uint8_t p2p;        /* RFC 6581 peer-to-peer mode */
+  uint8_t rtr;        /* enum esock_rtr: the ready-to-receive message of p2p mode */
+};
+/* 0, or -1 with EFAULT (info NULL) or a common error. */
+int esock_query_mpa(int fd, struct esock_mpa_info* info);
+
 /* Library version, for checks by programs that link esock. */
 const char* esock_version(void);
 

@@ -42,14 +42,20 @@ estp::Params local_params(bool msgmode) {
   return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode};
 }
 
-mpa::Config mpa_config(bool initiator, bool msgmode) {
+mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
   const Config& c = config();
   mpa::Config m;
   m.initiator = initiator;
   m.revision = c.mpa_revision;
   m.markers = c.mpa_markers;
   m.crc = c.mpa_crc;
-  m.private_data = estp::emit_hello(estp::hello_of(local_params(msgmode)));
+  estp::Hello h = estp::hello_of(local_params(msgmode));
+  h.raw = raw;
+  m.private_data = estp::emit_hello(h);
+  // RAWMODE: RFC 6581 peer-to-peer mode, so the initiator's RTR (which the queue pair sends
+  // and absorbs itself) lets the responder's application post the first message; without
+  // it RFC 5044 section 7.1 would hold the responder until the initiator's application sent.
+  m.p2p = raw && m.revision == 2;
   return m;
 }
 
@@ -63,8 +69,8 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
   }
   int err = 0;
   std::string why;
-  auto pc =
-      p->establish(tcp_fd, mpa_config(initiator, s.msgmode()), config().timeout_ms, &err, &why);
+  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()),
+                         config().timeout_ms, &err, &why);
   if (!pc) {
     if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
     return err;
@@ -74,8 +80,16 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
   // Section 3 of docs/stream-protocol.md: no Hello at all is a refusal; a bad one or a
   // MSGMODE mismatch makes the connection unusable.
   if (!hello) return pd.empty() ? ECONNREFUSED : EPROTO;
-  if (hello->msgmode != s.msgmode()) return EPROTO;
+  if (hello->msgmode != s.msgmode() || hello->raw != s.rawmode()) return EPROTO;
   auto c = std::make_unique<Conn>();
+  if (s.rawmode()) {
+    // RAWMODE: no ESTP stream; the application posts its own receives (esock.h).
+    c->raw = std::make_unique<RawQp>(pc->verbs());
+    c->pc = std::move(pc);
+    c->pc->flush();  // the RTR
+    s.conn = std::move(c);
+    return 0;
+  }
   c->stream = std::make_unique<estp::Stream>(pc->verbs(), local_params(s.msgmode()), *hello);
   c->pc = std::move(pc);
   if (const int rc = c->stream->start(initiator); rc != 0) return rc;
@@ -189,6 +203,7 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
     if (priv < 0) return -1;
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls->msgmode());
+    s->set_rawmode(ls->rawmode());
     // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener.
     if (establish(priv, false, *s) != 0) {
       // Never delivered to the application (docs/stream-protocol.md section 3).

@@ -30,6 +30,7 @@ int unusable(const Socket& s) {
   if (s.orphaned) return ENOTCONN;  // a fork child's copy
   switch (s.state()) {
     case Socket::State::connected:
+      if (s.rawmode()) return EOPNOTSUPP;  // the application drives the queue pair
       return s.conn ? 0 : ENOTCONN;
     case Socket::State::closed:
       return EBADF;  // closed by another thread meanwhile
@@ -196,6 +197,17 @@ int ddp_shutdown(int fd, int how) {
   if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) return static_cast<int>(fail(EINVAL));
   Runtime& rt = Runtime::get();
   std::lock_guard lk(rt.mu);
+  if (s->rawmode() && s->state() == Socket::State::connected && s->conn && !s->orphaned) {
+    // RAWMODE: no new send-side work; TCP FIN once what is queued has left.
+    if (how != SHUT_RD) {
+      s->conn->raw->shut_write();
+      s->conn->raw_fin = true;
+    }
+    if (how != SHUT_WR) s->rd_shut = true;
+    rt.after_op(*s);
+    rt.cv.notify_all();
+    return 0;
+  }
   if (const int err = unusable(*s); err != 0) return static_cast<int>(fail(err));
   if (how != SHUT_RD) s->conn->stream->shutdown_write();
   if (how != SHUT_WR) s->rd_shut = true;  // blocked and later reads return 0

@@ -50,7 +50,8 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
     // SO_*/TCP_* options apply to the kernel socket behind the descriptor.
     return ESOCK_LIBC(setsockopt)(ddp_option_fd(fd), level, name, val, len);
   }
-  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE) return fail(ENOPROTOOPT);
+  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
+    return fail(ENOPROTOOPT);
   if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
   int on = 0;
   std::memcpy(&on, val, sizeof on);
@@ -59,7 +60,11 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
     std::lock_guard lock(s->mu);
     if (s->state() != Socket::State::armed) return fail(on ? EISCONN : EINVAL);
     if (!on && name == ESOCK_DDPMODE) return fail(EINVAL);  // one-way switch (docs/sockets.md)
+    // MSGMODE and RAWMODE exclude each other (RAWMODE has no ESTP stream to delimit).
+    if (on && ((name == ESOCK_MSGMODE && s->rawmode()) || (name == ESOCK_RAWMODE && s->msgmode())))
+      return fail(EINVAL);
     if (name == ESOCK_MSGMODE) s->set_msgmode(on != 0);
+    if (name == ESOCK_RAWMODE) s->set_rawmode(on != 0);
     return 0;
   }
   if (!on) {
@@ -71,6 +76,7 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
   if (static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd)) return fail(EMFILE);
   auto sock = std::make_shared<Socket>();
   if (name == ESOCK_MSGMODE) sock->set_msgmode(true);
+  if (name == ESOCK_RAWMODE) sock->set_rawmode(true);
   fd_set(fd, std::move(sock));
   return 0;
 }
@@ -78,14 +84,17 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
 int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   auto s = fd_get(fd);
   if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
-  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE) return fail(ENOPROTOOPT);
+  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
+    return fail(ENOPROTOOPT);
   if (val == nullptr || len == nullptr || *len < sizeof(int)) return fail(EINVAL);
   // A descriptor that is not a socket fails the way SOL_SOCKET options would.
   int type = 0;
   socklen_t tl = sizeof type;
   if (!s && ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0) return -1;
   int on = 0;
-  if (s) on = name == ESOCK_DDPMODE ? 1 : (s->msgmode() ? 1 : 0);
+  if (s)
+    on =
+        name == ESOCK_DDPMODE ? 1 : ((name == ESOCK_MSGMODE ? s->msgmode() : s->rawmode()) ? 1 : 0);
   std::memcpy(val, &on, sizeof on);
   *len = sizeof on;
   return 0;

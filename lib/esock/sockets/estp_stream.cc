@@ -20,7 +20,7 @@ constexpr std::size_t max_rndv = std::size_t{1} << 30;
 }  // namespace
 
 Hello hello_of(const Params& p) {
-  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size};
+  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false};
 }
 
 Stream::Stream(Verbs& v, Params local, Hello peer)

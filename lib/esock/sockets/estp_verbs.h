@@ -3,6 +3,7 @@
 // the DPDK stack) use QpVerbs; an rdmacm provider would implement this over libibverbs.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +22,10 @@ class Verbs {
   virtual int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) = 0;
   virtual int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
                         std::uint64_t remote_to) = 0;
+  // RDMA Write (the extension API's RAWMODE; ESTP itself does not use it yet).
+  virtual int post_write(std::uint64_t, std::span<const ddp::Sge>, ddp::stag_t, std::uint64_t) {
+    return EOPNOTSUPP;
+  }
   // Tagged Offsets are virtual addresses (TO of octet p is (uint64_t)p), as in ksock::Context.
   virtual ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) = 0;
   virtual int dereg_mr(ddp::stag_t stag) = 0;
@@ -43,6 +48,10 @@ class QpVerbs final : public Verbs {
   int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
                 std::uint64_t remote_to) override {
     return qp_.post_read(wr_id, sink, rkey, remote_to);
+  }
+  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
+                 std::uint64_t remote_to) override {
+    return qp_.post_write(wr_id, sg, rkey, remote_to);
   }
   ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) override {
     return stags_.register_mr(pd_, addr, len, access);

@@ -33,11 +33,14 @@ enum class Type : std::uint8_t {
 
 inline constexpr std::uint16_t flag_eom = 0x0001;         // header flags (section 4)
 inline constexpr std::uint8_t hello_flag_msgmode = 0x01;  // Hello flags (section 3)
+// RAWMODE: no ESTP messages follow; the application drives the queue pair (section 3).
+inline constexpr std::uint8_t hello_flag_raw = 0x02;
 
 struct Hello {
   bool msgmode = false;
   std::uint32_t recv_buffers = 0;      // R
   std::uint32_t recv_buffer_size = 0;  // B
+  bool raw = false;
 };
 
 std::vector<std::uint8_t> emit_hello(const Hello& h);

@@ -59,7 +59,9 @@ class KsockConn final : public ProviderConn {
   }
   bool output_pending() const override { return !conn_.output().empty(); }
   int transport_state() const override {
-    if (state_ == 0 && conn_.state() == soft::Connection::State::failed) return ECONNRESET;
+    // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset does.
+    if (state_ == 0 && (conn_.state() == soft::Connection::State::failed || terminated_))
+      return ECONNRESET;
     return state_;
   }
 
@@ -71,6 +73,7 @@ class KsockConn final : public ProviderConn {
   void flush() override {
     for (;;) {
       conn_.pump();
+      terminated_ = terminated_ || conn_.qp().state() == ddp::QpState::error;
       const bytes_view out = conn_.output();
       if (out.empty() || state_ > 0) return;
       const ssize_t n = ESOCK_LIBC(send)(fd_, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -124,6 +127,7 @@ class KsockConn final : public ProviderConn {
 
   int fd_;
   int state_ = 0;
+  bool terminated_ = false;  // the queue pair reached the error state (Terminate)
   ddp::StagTable stags_;
   std::uint32_t pd_;
   ddp::CompletionQueue scq_{4096}, rcq_{4096};

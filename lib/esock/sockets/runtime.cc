@@ -21,7 +21,8 @@ constexpr auto close_fin_wait = std::chrono::seconds(1);
 
 void Conn::release() {
   stream.reset();  // deregisters its buffers before the queue pair goes
-  pc.reset();      // closes the transport
+  raw.reset();
+  pc.reset();  // closes the transport
   for (int* fd : {&sig_a, &sig_l}) {
     if (*fd >= 0) ESOCK_LIBC(close)(*fd);
     *fd = -1;
@@ -61,8 +62,9 @@ void Runtime::after_op(Socket& s) {
   // Completions of what was just framed (send buffers, credits) are handled here rather
   // than waiting for the progress thread's next round.
   s.conn->pc->flush();
-  s.conn->stream->progress();
+  if (s.conn->stream) s.conn->stream->progress();
   s.conn->pc->flush();
+  if (s.conn->raw) raw_round(*s.conn);
   update_signals(s);
   if (s.conn->pc->output_pending()) wake();
 }
@@ -78,9 +80,16 @@ void Runtime::close(const std::shared_ptr<Socket>& s) {
   cv.notify_all();  // calls blocked on this socket return EBADF
   if (!s->conn) return;
   Conn& c = *s->conn;
-  c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
-  c.stream->cancel_rndv();
-  c.stream->shutdown_write();
+  if (c.stream) {
+    c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
+    c.stream->cancel_rndv();
+    c.stream->shutdown_write();
+  } else {
+    // RAWMODE: the application may free its regions once close returns; revoke them so no
+    // peer Read or Write reaches them (it gets a Terminate instead).
+    c.raw->dereg_all();
+    c.raw->shut_write();
+  }
   c.closing = 1;
   c.deadline = std::chrono::steady_clock::now() + close_drain_time;
   c.pc->flush();
@@ -93,16 +102,19 @@ void Runtime::close(const std::shared_ptr<Socket>& s) {
 void Runtime::update_signals(Socket& s) {
   Conn& c = *s.conn;
   if (c.sig_l < 0 || c.closing) return;
-  const estp::Stream& st = *c.stream;
-  if (st.error() != 0 && !c.sig_hup) {
+  // RAWMODE: readable while completions are pending (the completion descriptor, esock.h);
+  // the peer's orderly close is the EOF, a failure the hang-up.
+  const int err = c.stream ? c.stream->error() : c.raw->error();
+  const bool peer_fin = c.stream ? c.stream->peer_fin() : c.pc->transport_state() < 0;
+  if (err != 0 && !c.sig_hup) {
     ESOCK_LIBC(shutdown)(c.sig_l, SHUT_RDWR);
     c.sig_hup = true;
   }
-  if ((st.peer_fin() || s.rd_shut) && !c.sig_eof) {
+  if ((peer_fin || s.rd_shut) && !c.sig_eof) {
     ESOCK_LIBC(shutdown)(c.sig_l, SHUT_WR);
     c.sig_eof = true;
   }
-  const bool want = st.readable() || st.pull_needed();
+  const bool want = c.stream ? c.stream->readable() || c.stream->pull_needed() : c.raw->pending();
   if (want && !c.sig_readable) {
     const char b = 'r';
     c.sig_readable = ESOCK_LIBC(send)(c.sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
@@ -115,6 +127,10 @@ void Runtime::update_signals(Socket& s) {
 
 void Runtime::service(Socket& s) {
   Conn& c = *s.conn;
+  if (c.raw) {
+    service_raw(s);
+    return;
+  }
   c.stream->progress();
   c.pc->flush();
   const int ts = c.pc->transport_state();
@@ -129,6 +145,33 @@ void Runtime::service(Socket& s) {
   const auto now = std::chrono::steady_clock::now();
   if (c.closing == 1 &&
       (ts != 0 || now >= c.deadline || (c.stream->tx_idle() && !c.pc->output_pending()))) {
+    c.pc->shutdown();
+    c.closing = 2;
+    c.deadline = now + close_fin_wait;
+  }
+  if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
+}
+
+void Runtime::raw_round(Conn& c) {
+  c.raw->collect();
+  const int ts = c.pc->transport_state();
+  if (ts > 0) c.raw->fail(ts);
+  if (c.raw_fin && !c.raw_fin_sent && !c.pc->output_pending()) {
+    c.pc->shutdown();
+    c.raw_fin_sent = true;
+  }
+}
+
+// RAWMODE: completions move to the socket's buffer; close waits only for the framed
+// output to leave (the application's regions were revoked at close).
+void Runtime::service_raw(Socket& s) {
+  Conn& c = *s.conn;
+  c.pc->flush();
+  raw_round(c);
+  update_signals(s);
+  const int ts = c.pc->transport_state();
+  const auto now = std::chrono::steady_clock::now();
+  if (c.closing == 1 && (ts != 0 || now >= c.deadline || !c.pc->output_pending())) {
     c.pc->shutdown();
     c.closing = 2;
     c.deadline = now + close_fin_wait;

@@ -33,6 +33,8 @@ class Runtime {
   Runtime();
   void loop();
   void service(Socket& s);
+  void service_raw(Socket& s);
+  static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
   void wake();
   void start_thread();

@@ -11,6 +11,7 @@
 
 #include "esock/sockets/estp_stream.h"
 #include "esock/sockets/provider.h"
+#include "esock/sockets/raw_qp.h"
 
 namespace esock::sockets {
 
@@ -21,12 +22,14 @@ struct Conn {
   void release();  // closes the transport and the signal descriptors
 
   std::unique_ptr<ProviderConn> pc;
-  std::unique_ptr<estp::Stream> stream;
+  std::unique_ptr<estp::Stream> stream;  // null in RAWMODE
+  std::unique_ptr<RawQp> raw;            // RAWMODE only
   int sig_a = -1, sig_l = -1;
   bool sig_readable = false, sig_eof = false, sig_hup = false;
   // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
   // (bounded) for the peer's so it sees an orderly close rather than a reset.
   int closing = 0;
+  bool raw_fin = false, raw_fin_sent = false;  // RAWMODE shutdown(SHUT_WR): FIN once drained
   std::chrono::steady_clock::time_point deadline{};
 };
 
@@ -40,6 +43,8 @@ class Socket {
   void set_state(State s) { state_ = s; }
   bool msgmode() const { return msgmode_; }
   void set_msgmode(bool on) { msgmode_ = on; }
+  bool rawmode() const { return rawmode_; }
+  void set_rawmode(bool on) { rawmode_ = on; }
 
   std::mutex mu;  // option changes while armed
 
@@ -55,6 +60,7 @@ class Socket {
  private:
   State state_ = State::armed;
   bool msgmode_ = false;
+  bool rawmode_ = false;
 };
 
 }  // namespace esock::sockets
