@@ -143,7 +143,9 @@ class StackPair : public ::testing::Test {
 TEST_F(StackPair, HandshakeThroughArpThenTransferAndOrderlyClose) {
   tcp.msl = 1s;
   build();
-  auto [c, s] = connect();
+  auto [c0, s0] = connect();
+  Connection* c = c0;
+  Connection* s = s0;
   EXPECT_EQ(a->iface().stats().arp_requests_tx, 1u);
   TcbInfo i = c->tcb().info();
   EXPECT_TRUE(i.sack);
@@ -173,7 +175,9 @@ TEST_F(StackPair, ConnectToAClosedPortIsRefused) {
 
 TEST_F(StackPair, PeerAbortResetsTheConnection) {
   build();
-  auto [c, s] = connect();
+  auto [c0, s0] = connect();
+  Connection* c = c0;
+  Connection* s = s0;
   b->abort(s);
   ASSERT_TRUE(run_until([&] { return c->state() == TcpState::closed; }));
   EXPECT_EQ(c->error(), ECONNRESET);
@@ -201,7 +205,9 @@ TEST_P(StackFaults, EveryByteArrivesInOrder) {
   FaultConfig fc_b = fc;
   fc_b.seed = 43;
   build(fc, fc_b);
-  auto [c, s] = connect();
+  auto [c0, s0] = connect();
+  Connection* c = c0;
+  Connection* s = s0;
   transfer_both_ways(c, s, 2 << 20);
   if (f.corrupt > 0) {
     EXPECT_GT(a->iface().stats().tcp_bad_csum + b->iface().stats().tcp_bad_csum, 0u);
