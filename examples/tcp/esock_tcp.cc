@@ -105,6 +105,11 @@ int run(const Options& o) {
     std::fprintf(stderr, "esock_tcp: %s\n", error.c_str());
     return 1;
   }
+  // Scripts wait for this line: the port is configured (net_tap has set the kernel side's
+  // MAC to ours by now, see tests/interop/tcp/README.md).
+  std::printf("esock_tcp: port up mac=%s ip=%s/%u\n", rt->device().mac().to_string().c_str(),
+              o.ip.to_string().c_str(), o.prefix_len);
+  std::fflush(stdout);
   IdleBackoff idle(IdleBackoffConfig{64, o.idle_sleep_us});
   Connection* c = open_connection(o, *rt, idle);
   if (!c) return 1;
