@@ -17,7 +17,7 @@ int wscale(std::uint8_t w) {
 
 }  // namespace
 
-void print_report(const Options& o, const Transfer& x, const Runtime& rt) {
+void print_report(const Options& o, const Transfer& x, Runtime& rt) {
   Instant end = x.end() == End::running ? rt.now() : x.finish();
   double secs = static_cast<double>((end - x.start()).count()) / 1e9;
   std::printf("RESULT end=%s error=%s sent=%llu recv=%llu secs=%.3f tx_MBps=%.1f rx_MBps=%.1f\n",
@@ -57,6 +57,14 @@ void print_report(const Options& o, const Transfer& x, const Runtime& rt) {
         static_cast<unsigned long long>(st->peak_ooo_bytes),
         static_cast<unsigned long long>(st->challenge_acks));
   }
+  const InterfaceStats& is = rt.stack().iface().stats();
+  std::printf(
+      "IFACE rx_frames=%llu rx_dropped=%llu tcp_bad_csum=%llu tx_device_full=%llu "
+      "tx_arp_dropped=%llu\n",
+      static_cast<unsigned long long>(is.rx_frames), static_cast<unsigned long long>(is.rx_dropped),
+      static_cast<unsigned long long>(is.tcp_bad_csum),
+      static_cast<unsigned long long>(is.tx_device_full),
+      static_cast<unsigned long long>(is.tx_arp_dropped));
   if (const FaultInjector* f = rt.faults()) {
     const FaultCounters& tx = f->tx_counters();
     const FaultCounters& rx = f->rx_counters();

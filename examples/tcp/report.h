@@ -7,7 +7,7 @@
 
 namespace esock::tcp::tool {
 
-void print_report(const Options& o, const Transfer& x, const Runtime& rt);
+void print_report(const Options& o, const Transfer& x, Runtime& rt);
 // 0: the run did what the options asked; 1 otherwise (with the reason on stderr).
 int exit_status(const Options& o, const Transfer& x);
 

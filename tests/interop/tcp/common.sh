@@ -39,7 +39,7 @@ wait_pid() {
 }
 
 # pcap_check PCAP PORT CLEAN: one tshark pass. Fails on malformed frames or expert errors;
-# with CLEAN=1 also on any TCP retransmission. Payload is decoded as plain data (snaplen-cut
+# with CLEAN=1 also on any TCP retransmission, with CLEAN=data on any that carries data. Payload is decoded as plain data (snaplen-cut
 # payload would otherwise trip heuristic dissectors). Prints "PCAP frames=... retrans=...".
 pcap_check() {
 	local pcap="$1" port="$2" clean="$3" row
@@ -48,16 +48,16 @@ pcap_check() {
 		return 1
 	fi
 	row=$(tshark -r "$pcap" -d "tcp.port==$port,data" -q -z \
-		"io,stat,0,frame,_ws.malformed,_ws.expert.severity>=8388608,tcp.analysis.retransmission,tcp.analysis.fast_retransmission,tcp.analysis.out_of_order,tcp.analysis.lost_segment,tcp.analysis.duplicate_ack,tcp.analysis.zero_window" \
+		"io,stat,0,frame,_ws.malformed,_ws.expert.severity>=8388608,tcp.analysis.retransmission,tcp.analysis.fast_retransmission,tcp.analysis.out_of_order,tcp.analysis.lost_segment,tcp.analysis.duplicate_ack,tcp.analysis.zero_window,tcp.analysis.retransmission&&tcp.len>0" \
 		2>/dev/null | grep -E '^\| *[0-9.]+ <>' | tail -1)
 	if [ -z "$row" ]; then
 		echo "    FAIL: tshark could not read $pcap"
 		return 1
 	fi
 	# | interval | frames | bytes | frames | bytes | ... : frame counts are fields 3, 5, 7...
-	read -r frames malformed errors retrans fastre ooo lost dupack zerowin < <(echo "$row" |
+	read -r frames malformed errors retrans fastre ooo lost dupack zerowin dataretrans < <(echo "$row" |
 		awk -F'|' '{ for (i = 3; i <= NF; i += 2) { gsub(/ /, "", $i); if ($i != "") printf "%s ", $i } }')
-	PCAP_LINE="frames=$frames malformed=$malformed errors=$errors retrans=$retrans fast_retrans=$fastre ooo=$ooo lost_segment=$lost dup_ack=$dupack zero_window=$zerowin"
+	PCAP_LINE="frames=$frames malformed=$malformed errors=$errors retrans=$retrans data_retrans=$dataretrans fast_retrans=$fastre ooo=$ooo lost_segment=$lost dup_ack=$dupack zero_window=$zerowin"
 	echo "    PCAP $(basename "$pcap"): $PCAP_LINE"
 	PCAP_RETRANS=$retrans
 	if [ "$malformed" != 0 ] || [ "$errors" != 0 ]; then
@@ -66,6 +66,10 @@ pcap_check() {
 	fi
 	if [ "$clean" = 1 ] && [ "$retrans" != 0 ]; then
 		echo "    FAIL: clean run has $retrans retransmissions in $pcap"
+		return 1
+	fi
+	if [ "$clean" = data ] && [ "$dataretrans" != 0 ]; then
+		echo "    FAIL: clean run has $dataretrans data retransmissions in $pcap"
 		return 1
 	fi
 	return 0
