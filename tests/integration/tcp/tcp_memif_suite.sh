@@ -12,8 +12,8 @@
 # 128): no malformed frame or expert error anywhere, no data retransmission in clean runs
 # (memif's "link up" is not "ready", so a SYN or ARP may need a second try; see
 # MACHINE-NOTES.md). memif rings: bsize 2048 >= MTU + 14 + 4 (a larger frame arrives
-# corrupted in DPDK 22.11) and rsize 12 (4096 slots): the ring must hold a whole 4 MiB
-# receive window, because DpdkDevice drops what the PMD refuses twice (FINDINGS.md in
+# corrupted in DPDK 22.11) and rsize 13 (8192 slots): the ring must hold a whole 4 MiB
+# receive window (~2900 segments) plus the ACKs of the other direction, because DpdkDevice drops what the PMD refuses twice (FINDINGS.md in
 # tests/interop/tcp), so the default 1024 slots turn a clean link lossy whenever the
 # receiving process falls behind. Needs no root when /var/run/dpdk is writable; skips (77) otherwise.
 set -u
@@ -58,7 +58,7 @@ run_case() {
 	PORT=$((PORT + 1))
 	local sock="$OUT/$name.sock" slog="$OUT/$name.server.log" clog="$OUT/$name.client.log"
 	local common=(--pcap-snaplen 128 --timeout 100 --linger 0.3 --link-timeout 20)
-	local vdev="socket=$sock,socket-abstract=no,bsize=2048,rsize=12"
+	local vdev="socket=$sock,socket-abstract=no,bsize=2048,rsize=13"
 	echo "--- $name ($dir, $fault)"
 	# shellcheck disable=SC2086
 	"$ESOCK" --vdev "net_memif0,role=server,$vdev" --ip "$S_IP/24" --core 0 \
