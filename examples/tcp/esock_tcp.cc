@@ -106,7 +106,7 @@ int run(const Options& o) {
     return 1;
   }
   // Scripts wait for this line: the port is configured (net_tap has set the kernel side's
-  // MAC to ours by now, see tests/interop/tcp/README.md).
+  // MAC to ours by now, see tests/interop/tcp/tcp_kernel_suite.sh).
   std::printf("esock_tcp: port up mac=%s ip=%s/%u\n", rt->device().mac().to_string().c_str(),
               o.ip.to_string().c_str(), o.prefix_len);
   std::fflush(stdout);
