@@ -87,6 +87,10 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
     c->raw = std::make_unique<RawQp>(pc->verbs());
     c->pc = std::move(pc);
     c->pc->flush();  // the RTR
+    // Nothing is read until the application's first post or poll, so the receives it posts
+    // first are in place before a peer Send can arrive (docs/sockets.md, "Start-up").
+    c->pc->hold_input(true);
+    c->raw_input_held = true;
     s.conn = std::move(c);
     return 0;
   }

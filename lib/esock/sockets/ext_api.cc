@@ -56,8 +56,16 @@ int usable(const Socket& s, bool need_raw) {
 
 // Runs f(raw) for a usable RAWMODE socket under the runtime lock, then lets the runtime
 // flush and update the readiness signal; returns f's errno-style result as -1/errno.
+// The first work request or poll starts reading the connection (docs/sockets.md).
+void start_input(Runtime& rt, Conn& c) {
+  if (!c.raw_input_held) return;
+  c.raw_input_held = false;
+  c.pc->hold_input(false);
+  rt.wake();
+}
+
 template <typename F>
-int with_raw(int fd, F&& f) {
+int with_raw(int fd, F&& f, bool starts_input = false) {
   int err = 0;
   auto s = lookup(fd, &err);
   if (!s) return fail(err);
@@ -65,6 +73,7 @@ int with_raw(int fd, F&& f) {
   std::lock_guard lk(rt.mu);
   if ((err = usable(*s, true)) != 0) return fail(err);
   const int r = f(*s->conn->raw);
+  if (starts_input) start_input(rt, *s->conn);
   rt.after_op(*s);
   return r < 0 ? fail(-r) : r;
 }
@@ -126,7 +135,8 @@ int ext_post(int fd, RawOp op, std::uint64_t wr_id, const esock_sge* sg, int num
   for (int i = 0; i < num_sge; ++i)
     list[static_cast<std::size_t>(i)] = RawSge{sg[i].addr, sg[i].length, sg[i].lkey};
   const std::span<const RawSge> l(list.data(), static_cast<std::size_t>(num_sge));
-  return with_raw(fd, [&](RawQp& q) { return -q.post(op, wr_id, l, rkey, remote_addr); });
+  return with_raw(
+      fd, [&](RawQp& q) { return -q.post(op, wr_id, l, rkey, remote_addr); }, true);
 }
 
 int ext_poll_cq(int fd, esock_wc* wc, int max) {
@@ -140,6 +150,7 @@ int ext_poll_cq(int fd, esock_wc* wc, int max) {
   std::lock_guard lk(rt.mu);
   if ((err = usable(*s, true)) != 0) return fail(err);
   RawQp& q = *s->conn->raw;
+  start_input(rt, *s->conn);
   rt.after_op(*s);  // completions of what the caller's thread just moved
   n = static_cast<int>(q.take(got));
   rt.after_op(*s);  // the signal follows the buffer
@@ -152,7 +163,9 @@ int ext_poll_cq(int fd, esock_wc* wc, int max) {
 }
 
 int ext_comp_fd(int fd) {
-  return with_raw(fd, [&](RawQp&) { return fd; });
+  // Asking for the descriptor to wait on means the application is ready: input starts.
+  return with_raw(
+      fd, [&](RawQp&) { return fd; }, true);
 }
 
 int ext_query_mpa(int fd, esock_mpa_info* info) {

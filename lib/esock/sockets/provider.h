@@ -28,6 +28,9 @@ class ProviderConn {
   virtual int transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).
   virtual void shutdown() = 0;
+  // While on, nothing is read from the transport (the kernel or stack buffers it, flow
+  // control pushes back): RAWMODE starts so, until the application's first work request.
+  virtual void hold_input(bool on) = 0;
 };
 
 class Provider {

@@ -55,7 +55,7 @@ class KsockConn final : public ProviderConn {
   int poll_fd() const override { return fd_; }
   short poll_events() const override {
     if (state_ != 0) return 0;
-    return static_cast<short>(POLLIN | (output_pending() ? POLLOUT : 0));
+    return static_cast<short>((hold_ ? 0 : POLLIN) | (output_pending() ? POLLOUT : 0));
   }
   bool output_pending() const override { return !conn_.output().empty(); }
   int transport_state() const override {
@@ -66,7 +66,7 @@ class KsockConn final : public ProviderConn {
   }
 
   void on_ready(short revents) override {
-    if (revents & (POLLIN | POLLHUP | POLLERR)) read_available();
+    if (!hold_ && (revents & (POLLIN | POLLHUP | POLLERR))) read_available();
     flush();
   }
 
@@ -87,6 +87,8 @@ class KsockConn final : public ProviderConn {
       return;
     }
   }
+
+  void hold_input(bool on) override { hold_ = on; }
 
   void shutdown() override {
     flush();
@@ -127,7 +129,8 @@ class KsockConn final : public ProviderConn {
 
   int fd_;
   int state_ = 0;
-  bool terminated_ = false;  // the queue pair reached the error state (Terminate)
+  bool terminated_ = false;
+  bool hold_ = false;  // the queue pair reached the error state (Terminate)
   ddp::StagTable stags_;
   std::uint32_t pd_;
   ddp::CompletionQueue scq_{4096}, rcq_{4096};

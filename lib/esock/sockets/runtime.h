@@ -28,6 +28,7 @@ class Runtime {
   void wait(std::unique_lock<std::mutex>& lk);   // block an application call until a round
   void close(const std::shared_ptr<Socket>& s);  // the last descriptor went away
   int waiters() const { return waiters_; }       // threads blocked in wait() (tests)
+  void wake();                                   // the progress thread re-polls
 
  private:
   Runtime();
@@ -36,7 +37,6 @@ class Runtime {
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
-  void wake();
   void start_thread();
   static void at_fork_prepare();
   static void at_fork_parent();

@@ -29,7 +29,9 @@ struct Conn {
   // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
   // (bounded) for the peer's so it sees an orderly close rather than a reset.
   int closing = 0;
-  bool raw_fin = false, raw_fin_sent = false;  // RAWMODE shutdown(SHUT_WR): FIN once drained
+  bool raw_fin = false, raw_fin_sent = false;
+  bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)  //
+                                // RAWMODE shutdown(SHUT_WR): FIN once drained
   std::chrono::steady_clock::time_point deadline{};
 };
 

@@ -52,7 +52,7 @@ esock_wc wait_wc(int fd) {
     if (n < 0) ADD_FAILURE() << "poll_cq: " << std::strerror(errno);
     if (n < 0) break;
     pollfd p{esock_comp_fd(fd), POLLIN, 0};
-    ::poll(&p, 1, 10000);
+    if (::poll(&p, 1, 10000) != 1) break;
   }
   ADD_FAILURE() << "no completion";
   return wc;
@@ -175,6 +175,8 @@ TEST(ExtApi, RemoteReadWithoutRightsFailsTheRequest) {
   ASSERT_NO_FATAL_FAILURE(raw_pair(&a, &b));
   std::vector<std::uint8_t> region(4096, 1), local(4096, 0);
   const std::uint32_t bk = esock_reg_mr(b, region.data(), region.size(), ESOCK_ACCESS_REMOTE_WRITE);
+  // A passive side starts its input with one poll (docs/sockets.md, "Start-up").
+  EXPECT_EQ(esock_poll_cq(b, nullptr, 0), 0);
   const std::uint32_t lk = esock_reg_mr(a, local.data(), local.size(), ESOCK_ACCESS_LOCAL_WRITE);
   const esock_sge s{local.data(), 4096, lk};
   ASSERT_EQ(esock_post_read(a, 9, &s, 1, bk, reinterpret_cast<std::uintptr_t>(region.data())), 0);
@@ -192,6 +194,26 @@ TEST(ExtApi, RemoteReadWithoutRightsFailsTheRequest) {
   }
   EXPECT_EQ(n, -1);
   EXPECT_EQ(esock_post_send(a, 10, nullptr, 0), -1);
+  ::close(a);
+  ::close(b);
+}
+
+// The responder sends at once; the initiator posts its receive only afterwards. Input is
+// held until the first post, so the Send waits for it instead of finding no buffer.
+TEST(ExtApi, ReceivePostedAfterThePeerSentStillCatchesIt) {
+  int a = -1, b = -1;
+  ASSERT_NO_FATAL_FAILURE(raw_pair(&a, &b));
+  std::uint64_t msg = 0x1122334455667788u, got = 0;
+  const std::uint32_t bk = esock_reg_mr(b, &msg, sizeof msg, 0);
+  const esock_sge s{&msg, sizeof msg, bk};
+  ASSERT_EQ(esock_post_send(b, 1, &s, 1), 0);
+  EXPECT_EQ(wait_wc(b).status, ESOCK_WC_SUCCESS);  // handed to TCP: it is on its way
+  const std::uint32_t ak = esock_reg_mr(a, &got, sizeof got, ESOCK_ACCESS_LOCAL_WRITE);
+  const esock_sge r{&got, sizeof got, ak};
+  ASSERT_EQ(esock_post_recv(a, 2, &r, 1), 0);
+  const esock_wc wc = wait_wc(a);
+  EXPECT_EQ(wc.status, ESOCK_WC_SUCCESS);
+  EXPECT_EQ(got, msg);
   ::close(a);
   ::close(b);
 }
@@ -331,6 +353,7 @@ TEST(ExtApi, BadArguments) {
   EXPECT_EQ(esock_post_send(a, 0, &s, 1), -1);
   EXPECT_EQ(errno, EPIPE);
   // The peer sees the orderly end as POLLIN|POLLRDHUP on its completion descriptor.
+  EXPECT_EQ(esock_comp_fd(b), b);  // starts b's input
   pollfd pe{b, POLLRDHUP, 0};
   ASSERT_EQ(::poll(&pe, 1, 10000), 1);
   EXPECT_TRUE(pe.revents & POLLRDHUP);
