@@ -102,8 +102,14 @@ bool DpdkDevice::tx(const TxFrame& frame) {
     return false;
   }
   // The burst array is the "ring" tx() fills: when full, hand it to the PMD now so the
-  // order of frames on the wire is the order of tx() calls.
+  // order of frames on the wire is the order of tx() calls. If the PMD's ring is full too,
+  // refuse: that is the back-pressure TCP needs (it stops sending and tries again after
+  // the next flush) instead of frames silently dropped after tx() said yes.
   if (n_pending_ == tx_batch_) burst();
+  if (n_pending_ == tx_batch_) {
+    ++stats_.tx_dropped;
+    return false;
+  }
   rte_mbuf* m = build(frame);
   if (!m) {
     ++dstats_.tx_no_mbuf;
@@ -117,18 +123,11 @@ bool DpdkDevice::tx(const TxFrame& frame) {
 void DpdkDevice::burst() {
   if (n_pending_ == 0) return;
   std::uint16_t sent = rte_eth_tx_burst(port_, 0, pending_.get(), n_pending_);
-  // One retry: a full descriptor ring usually drains within a burst's time; beyond that
-  // the frames are loss, which TCP recovers from (spinning here would stall the core).
-  if (sent < n_pending_)
-    sent = static_cast<std::uint16_t>(
-        sent + rte_eth_tx_burst(port_, 0, pending_.get() + sent,
-                                static_cast<std::uint16_t>(n_pending_ - sent)));
-  for (std::uint16_t i = sent; i < n_pending_; ++i) rte_pktmbuf_free(pending_[i]);
+  // What the PMD did not take stays queued, in order, for the next flush: a full
+  // descriptor ring (memif's peer busy) is back-pressure, not loss.
   stats_.tx_frames += sent;
-  const std::uint16_t dropped = static_cast<std::uint16_t>(n_pending_ - sent);
-  stats_.tx_dropped += dropped;
-  dstats_.tx_burst_dropped += dropped;
-  n_pending_ = 0;
+  for (std::uint16_t i = sent; i < n_pending_; ++i) pending_[i - sent] = pending_[i];
+  n_pending_ = static_cast<std::uint16_t>(n_pending_ - sent);
 }
 
 void DpdkDevice::tx_flush() {

@@ -128,7 +128,10 @@ std::uint32_t Tcb::send_segment(Instant now, std::uint32_t seq, std::uint32_t le
     // PSH when this segment empties what the application gave us (3.9.1 SEND push).
     if (seq + len == data_end()) r.flags |= tcp_flag::psh;
   }
-  sink_.emit(now, tuple_, r, std::span<const TxPiece>(pieces.data(), n));
+  // A refused segment (device full) is not sent: callers see 0 and stop, the owner calls
+  // on_device_ready() once the device drains. A pure ACK that is refused is simply lost.
+  device_blocked_ = !sink_.emit(now, tuple_, r, std::span<const TxPiece>(pieces.data(), n));
+  if (device_blocked_) return 0;
   ++stats_.segs_out;
   last_ack_sent_ = rcv_nxt_;
   ack_now_ = false;
@@ -174,6 +177,7 @@ void Tcb::retransmit(Instant now, std::uint32_t seq, std::uint32_t len) {
   if (fin_queued_ && seq_gt(snd_max_, fin_seq()) && seq + len == fin_seq()) flags = tcp_flag::fin;
   if (len == 0 && !flags) return;
   std::uint32_t n = send_segment(now, seq, len, flags);
+  if (device_blocked_) return;  // tried again when the device has room (or at the RTO)
   ++stats_.retransmits;
   if (sack_ok_) sb_.mark_retransmitted(seq, n + (flags ? 1 : 0));
   rtt_timing_ = false;  // Karn: no sample across a retransmission
@@ -200,6 +204,7 @@ bool Tcb::send_new_data(Instant now, bool in_recovery) {
     if (unsent == 0) {
       // Only the FIN is left; it occupies sequence space but needs no window.
       send_segment(now, snd_nxt_, 0, tcp_flag::fin);
+      if (device_blocked_) break;
       if (retransmission) ++stats_.retransmits;
       snd_nxt_ += 1;
       snd_max_ = seq_gt(snd_nxt_, snd_max_) ? snd_nxt_ : snd_max_;
@@ -268,6 +273,7 @@ void Tcb::send_recovery(Instant now) {
       if (!send_new_data(now, true)) return;
     } else {
       retransmit(now, s->seq, s->len);
+      if (device_blocked_) return;
     }
   }
 }

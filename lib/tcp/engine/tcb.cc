@@ -72,7 +72,9 @@ Tcb::Tcb(const TcpConfig& cfg, const FourTuple& tuple, SegmentSink& sink, TcbUse
       sink_(sink),
       user_(user),
       sndbuf_(cfg.snd_buf),
-      ooo_(cfg.rcv_buf, 256),
+      // One stored piece per out-of-order segment: enough pieces for a full window of
+      // small (536-octet) segments, so the byte limit, not the count, is what binds.
+      ooo_(cfg.rcv_buf, std::max<std::size_t>(256, cfg.rcv_buf / 536)),
       rtt_(cfg.rtt) {
   // RFC 7323 2.3: the smallest shift that lets the window cover the receive buffer.
   if (cfg_.window_scaling) {

@@ -126,6 +126,9 @@ class Tcb {
   // Timers: call on_timer when now >= next_deadline().
   Instant next_deadline() const;
   void on_timer(Instant now);
+  // The device refused a segment earlier (emit returned false) and has room again.
+  void on_device_ready(Instant now) { output(now); }
+  bool device_blocked() const { return device_blocked_; }
 
   // SEND (3.10.2). Copies what fits; returns the count (0 when full or not sendable).
   std::size_t send(Instant now, bytes_view data);
@@ -261,6 +264,7 @@ class Tcb {
   Instant last_send_{};
 
   bool ack_now_ = false;
+  bool device_blocked_ = false;  // the last emit was refused: nothing more until ready
   unsigned segs_since_ack_ = 0;
 
   Instant rto_deadline_ = Instant::never();

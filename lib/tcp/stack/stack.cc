@@ -30,6 +30,18 @@ bool Stack::poll(Instant now) {
   bool work = iface_.poll(now_) > 0;
   work |= run_timers(now_);
   iface_.flush();
+  // Connections the device refused earlier go on now that the flush made room.
+  if (!blocked_.empty()) {
+    std::vector<FourTuple> retry;
+    retry.swap(blocked_);
+    for (const FourTuple& t : retry) {
+      auto it = conns_.find(t);
+      if (it != conns_.end() && it->second->tcb_.device_blocked())
+        it->second->tcb_.on_device_ready(now_);
+    }
+    iface_.flush();
+    work = true;
+  }
   return work;
 }
 
@@ -62,7 +74,9 @@ void Stack::reap() {
 
 bool Stack::emit(Instant now, const FourTuple& t, const TcpRepr& hdr,
                  std::span<const TxPiece> payload) {
-  return iface_.send_tcp(now, t.remote_ip, hdr, payload);
+  bool ok = iface_.send_tcp(now, t.remote_ip, hdr, payload);
+  if (!ok) blocked_.push_back(t);
+  return ok;
 }
 
 void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRepr& hdr,

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "base/time.h"
 #include "tcp/dev/device.h"
@@ -170,6 +171,7 @@ class Stack final : private TcpSink, private SegmentSink {
   std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash> conns_;
   std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
   std::uint32_t port_cursor_ = 0;
+  std::vector<FourTuple> blocked_;  // connections whose last segment the device refused
   StackStats stats_;
 };
 

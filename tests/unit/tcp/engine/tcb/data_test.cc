@@ -167,6 +167,20 @@ TEST_F(TcbData, ZeroCopySendKeepsTheBufferUntilAcked) {
   EXPECT_EQ(released, 1);
 }
 
+TEST_F(TcbData, AFullDeviceStopsTransmissionWithoutLosingSequenceSpace) {
+  establish_active();
+  sink.refuse = true;
+  app_send(5000);
+  EXPECT_TRUE(tcb->device_blocked());
+  EXPECT_EQ(tcb->snd_nxt(), iss + 1);  // nothing counted as sent
+  sink.refuse = false;
+  tcb->on_device_ready(now());
+  std::vector<Emitted> out = pop_all();
+  ASSERT_EQ(out.size(), 3u);  // three full segments; Nagle holds the 656-octet rest
+  EXPECT_EQ(out[0].hdr.seq, iss + 1);
+  EXPECT_EQ(tcb->stats().retransmits, 0u);
+}
+
 TEST_F(TcbData, RecordsAreNeverSplitAcrossSegmentsWhenTheyFit) {
   cfg.nodelay = true;
   establish_active();

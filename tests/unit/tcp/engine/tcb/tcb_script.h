@@ -24,6 +24,7 @@ class RecordingSink : public SegmentSink {
  public:
   bool emit(Instant, const FourTuple&, const TcpRepr& hdr,
             std::span<const TxPiece> payload) override {
+    if (refuse) return false;
     Emitted e{hdr, {}};
     for (const TxPiece& p : payload)
       e.payload.insert(e.payload.end(), p.data.begin(), p.data.end());
@@ -31,6 +32,7 @@ class RecordingSink : public SegmentSink {
     return true;
   }
   std::deque<Emitted> out;
+  bool refuse = false;  // the device is full
 };
 
 class RecordingUser : public TcbUser {
