@@ -128,7 +128,7 @@ void remove_eal_dirs(const std::string& prefix) {
 Result run_esock(const RoleOptions& o, const DriverOptions& d, bool busy) {
   const std::string tag = busy ? "busy" : "backoff";
   Result r;
-  r.name = "esock " + tag;
+  r.name = busy ? "esock busy-poll" : "esock back-off";
   const std::string base = "esock-bench-" + std::to_string(::getpid()) + "-" + tag;
   const std::string sock = "/tmp/" + base + ".sock";
   std::error_code ec;
@@ -138,6 +138,11 @@ Result run_esock(const RoleOptions& o, const DriverOptions& d, bool busy) {
   Child server = spawn({"esock-server", "--core=" + std::to_string(d.server_core), poll,
                         "--socket=" + sock, "--prefix=" + base + "-s", to},
                        false);
+  // The memif client must find the server's socket: a client started first never retries.
+  for (int i = 0; i < 3000 && !std::filesystem::exists(sock, ec); ++i) {
+    if (::waitpid(server.pid, nullptr, WNOHANG) != 0) break;
+    ::usleep(10'000);
+  }
   std::vector<std::string> ca = {"esock-client", "--core=" + std::to_string(d.client_core), poll,
                                  "--socket=" + sock, "--prefix=" + base + "-c"};
   for (auto& a : plan_args(o)) ca.push_back(a);
@@ -153,16 +158,18 @@ Result run_esock(const RoleOptions& o, const DriverOptions& d, bool busy) {
   return r;
 }
 
-Result run_kernel(const RoleOptions& o, const DriverOptions& d) {
+Result run_kernel(const RoleOptions& o, const DriverOptions& d, bool busy) {
   Result r;
-  r.name = "kernel";
+  r.name = busy ? "kernel busy-poll" : "kernel blocking";
   const std::string to = "--timeout=" + std::to_string(o.timeout_s);
-  Child server = spawn({"kernel-server", "--core=" + std::to_string(d.server_core), to}, true);
+  const std::string poll = busy ? "--poll=busy" : "--poll=block";
+  Child server =
+      spawn({"kernel-server", "--core=" + std::to_string(d.server_core), poll, to}, true);
   unsigned port = 0;
   char line[64];
   if (server.out && std::fgets(line, sizeof line, server.out)) std::sscanf(line, "ready %u", &port);
   if (port != 0) {
-    std::vector<std::string> ca = {"kernel-client", "--core=" + std::to_string(d.client_core),
+    std::vector<std::string> ca = {"kernel-client", "--core=" + std::to_string(d.client_core), poll,
                                    "--port=" + std::to_string(port)};
     for (auto& a : plan_args(o)) ca.push_back(a);
     Child client = spawn(ca, true);
@@ -170,7 +177,7 @@ Result run_kernel(const RoleOptions& o, const DriverOptions& d) {
     r.ok = reap(client, o.timeout_s) == 0;
   }
   r.ok = reap(server, 10) == 0 && r.ok;
-  if (!r.ok) std::fprintf(stderr, "bench_tcp: kernel run failed\n");
+  if (!r.ok) std::fprintf(stderr, "bench_tcp: %s run failed\n", r.name.c_str());
   return r;
 }
 
@@ -187,29 +194,41 @@ std::string cell(std::optional<double> v, const char* fmt) {
   return b;
 }
 
-void print_table(const std::vector<Result>& rs, const RoleOptions& o) {
-  const Result* kernel = nullptr;
+const Result* find(const std::vector<Result>& rs, const char* name) {
   for (const auto& r : rs) {
-    if (r.name == "kernel") kernel = &r;
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+void print_table(const std::vector<Result>& rs, const RoleOptions& o) {
+  // Ratios: each esock mode against the kernel as programs use it (blocking calls), and
+  // like for like, busy-polling esock against a busy-polling kernel client and server.
+  struct Pair {
+    const Result* a;
+    const Result* b;
+  };
+  std::vector<Pair> pairs;
+  const char* pair_names[][2] = {{"esock busy-poll", "kernel blocking"},
+                                 {"esock back-off", "kernel blocking"},
+                                 {"esock busy-poll", "kernel busy-poll"}};
+  for (auto& pn : pair_names) {
+    const Result* a = find(rs, pn[0]);
+    const Result* b = find(rs, pn[1]);
+    if (a && b) pairs.push_back({a, b});
   }
   std::printf("| metric |");
   for (const auto& r : rs) std::printf(" %s |", r.name.c_str());
-  for (const auto& r : rs) {
-    if (kernel && &r != kernel) std::printf(" %s / kernel |", r.name.c_str());
-  }
+  for (const auto& p : pairs) std::printf(" %s / %s |", p.a->name.c_str(), p.b->name.c_str());
   std::printf("\n|---|");
-  for (std::size_t i = 0; i < rs.size(); ++i) std::printf("---:|");
-  for (const auto& r : rs) {
-    if (kernel && &r != kernel) std::printf("---:|");
-  }
+  for (std::size_t i = 0; i < rs.size() + pairs.size(); ++i) std::printf("---:|");
   std::printf("\n");
   using Get = std::optional<double> (*)(const Result&, std::uint32_t);
   auto row = [&](const std::string& label, Get get, std::uint32_t key, const char* fmt) {
     std::printf("| %s |", label.c_str());
     for (const auto& r : rs) std::printf(" %s |", cell(get(r, key), fmt).c_str());
-    for (const auto& r : rs) {
-      if (!kernel || &r == kernel) continue;
-      auto a = get(r, key), b = get(*kernel, key);
+    for (const auto& p : pairs) {
+      auto a = get(*p.a, key), b = get(*p.b, key);
       std::optional<double> q;
       if (a && b && *b > 0) q = *a / *b;
       std::printf(" %s |", cell(q, "%.2f").c_str());
@@ -252,7 +271,8 @@ int run_driver(const RoleOptions& o, const DriverOptions& d) {
   };
   if (want("busy")) rs.push_back(run_esock(o, d, true));
   if (want("backoff")) rs.push_back(run_esock(o, d, false));
-  if (want("kernel")) rs.push_back(run_kernel(o, d));
+  if (want("kernel")) rs.push_back(run_kernel(o, d, false));
+  if (want("kernel-busy")) rs.push_back(run_kernel(o, d, true));
 
   const std::time_t now = std::time(nullptr);
   char date[64];

@@ -9,7 +9,7 @@
 namespace esock::bench {
 
 struct DriverOptions {
-  std::string modes = "busy,backoff,kernel";  // esock busy-poll, esock back-off, kernel
+  std::string modes = "busy,backoff,kernel,kernel-busy";
   unsigned client_core = 0;
   unsigned server_core = 1;
 };

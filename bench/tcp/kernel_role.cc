@@ -1,5 +1,6 @@
-// Kernel roles: the same workloads over Linux TCP on 127.0.0.1, blocking sockets with
-// TCP_NODELAY on both ends, each process pinned to its own core.
+// Kernel roles: the same workloads over Linux TCP on 127.0.0.1 with TCP_NODELAY on both
+// ends, each process pinned to its own core; blocking calls, or (--poll=busy) spinning on
+// non-blocking ones.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,17 +17,25 @@
 namespace esock::bench {
 namespace {
 
+// spin: never block; retry MSG_DONTWAIT calls at once (the kernel's analogue of a
+// busy-polling loop, so both stacks can be compared with the waiting taken out).
 class KernelLink {
  public:
-  explicit KernelLink(int fd) : fd_(fd) {}
+  KernelLink(int fd, bool spin, unsigned timeout_s)
+      : fd_(fd),
+        flags_(spin ? MSG_DONTWAIT : 0),
+        timeout_ns_(std::int64_t{timeout_s} * 1'000'000'000) {}
   ~KernelLink() { ::close(fd_); }
   KernelLink(const KernelLink&) = delete;
   KernelLink& operator=(const KernelLink&) = delete;
 
   bool send_all(const std::uint8_t* p, std::size_t n) {
+    const std::int64_t end = mono_ns() + timeout_ns_;
     while (n > 0) {
-      const ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL);
-      if (k < 0 && errno == EINTR) continue;
+      const ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL | flags_);
+      if (k < 0 && (errno == EINTR || (flags_ && errno == EAGAIN && mono_ns() < end))) {
+        continue;
+      }
       if (k <= 0) return fail("send");
       p += k;
       n -= static_cast<std::size_t>(k);
@@ -34,9 +43,12 @@ class KernelLink {
     return true;
   }
   bool recv_all(std::uint8_t* p, std::size_t n) {
+    const std::int64_t end = mono_ns() + timeout_ns_;
     while (n > 0) {
-      const ssize_t k = ::recv(fd_, p, n, 0);
-      if (k < 0 && errno == EINTR) continue;
+      const ssize_t k = ::recv(fd_, p, n, flags_);
+      if (k < 0 && (errno == EINTR || (flags_ && errno == EAGAIN && mono_ns() < end))) {
+        continue;
+      }
       if (k <= 0) return fail(k == 0 ? "recv (peer closed)" : "recv");
       p += k;
       n -= static_cast<std::size_t>(k);
@@ -50,6 +62,8 @@ class KernelLink {
     return false;
   }
   int fd_;
+  int flags_;
+  std::int64_t timeout_ns_;  // per call; blocking calls have SO_RCVTIMEO/SO_SNDTIMEO
 };
 
 void tune(int fd, unsigned timeout_s) {
@@ -99,7 +113,7 @@ int kernel_server(const RoleOptions& o) {
     return 1;
   }
   tune(fd, o.timeout_s);
-  KernelLink link(fd);
+  KernelLink link(fd, o.busy_poll, o.timeout_s);
   return serve(link) ? 0 : 1;
 }
 
@@ -112,7 +126,7 @@ int kernel_client(const RoleOptions& o) {
     return 1;
   }
   tune(fd, o.timeout_s);
-  KernelLink link(fd);
+  KernelLink link(fd, o.busy_poll, o.timeout_s);
   return run_client(link, o.plan) ? 0 : 1;
 }
 

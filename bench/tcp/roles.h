@@ -12,7 +12,9 @@ namespace esock::bench {
 
 struct RoleOptions {
   unsigned core = 0;
-  bool busy_poll = true;     // esock: never sleep when idle (else the runtime's back-off)
+  // esock: never sleep when idle (else the runtime's back-off); kernel: spin on
+  // MSG_DONTWAIT calls (else block in send/recv).
+  bool busy_poll = true;
   std::string socket;        // esock: memif control socket path
   std::string file_prefix;   // esock: EAL runtime directory name
   std::uint16_t port = 0;    // kernel: server port on 127.0.0.1 (0: pick, print "ready <port>")
