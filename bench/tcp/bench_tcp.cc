@@ -3,7 +3,7 @@
 //
 //   bench_tcp [--modes=busy,backoff,kernel] [--bulk-mib=256] [--bulk-runs=3]
 //             [--iters=5000] [--warmup=500] [--sizes=64,1024,4096,16384,65536]
-//             [--client-core=0] [--server-core=1] [--timeout=120]
+//             [--client-core=0] [--server-core=1] [--timeout=120] [--spin-polls=N]
 //
 // The driver itself does no I/O on the measured path: for every configuration it starts a
 // server and a client as separate processes (this binary again, with a role as first
@@ -50,6 +50,8 @@ bool parse(int argc, char** argv, int first, RoleOptions* o, esock::bench::Drive
       o->core = static_cast<unsigned>(std::atoi(v));
     } else if (starts(a, "--poll", &v)) {
       o->busy_poll = std::strcmp(v, "busy") == 0;
+    } else if (starts(a, "--spin-polls", &v)) {
+      o->spin_polls = static_cast<std::uint32_t>(std::atoi(v));
     } else if (starts(a, "--socket", &v)) {
       o->socket = v;
     } else if (starts(a, "--prefix", &v)) {

@@ -135,16 +135,21 @@ Result run_esock(const RoleOptions& o, const DriverOptions& d, bool busy) {
   std::filesystem::remove(sock, ec);
   const std::string poll = busy ? "--poll=busy" : "--poll=backoff";
   const std::string to = "--timeout=" + std::to_string(o.timeout_s);
+  const std::string spin = "--spin-polls=" + std::to_string(o.spin_polls);
   Child server = spawn({"esock-server", "--core=" + std::to_string(d.server_core), poll,
-                        "--socket=" + sock, "--prefix=" + base + "-s", to},
+                        "--socket=" + sock, "--prefix=" + base + "-s", to, spin},
                        false);
   // The memif client must find the server's socket: a client started first never retries.
   for (int i = 0; i < 3000 && !std::filesystem::exists(sock, ec); ++i) {
     if (::waitpid(server.pid, nullptr, WNOHANG) != 0) break;
     ::usleep(10'000);
   }
-  std::vector<std::string> ca = {"esock-client", "--core=" + std::to_string(d.client_core), poll,
-                                 "--socket=" + sock, "--prefix=" + base + "-c"};
+  std::vector<std::string> ca = {"esock-client",
+                                 "--core=" + std::to_string(d.client_core),
+                                 poll,
+                                 "--socket=" + sock,
+                                 "--prefix=" + base + "-c",
+                                 spin};
   for (auto& a : plan_args(o)) ca.push_back(a);
   Child client = spawn(ca, true);
   collect(client.out, r);

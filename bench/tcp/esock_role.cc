@@ -76,6 +76,7 @@ std::unique_ptr<Runtime> make_runtime(const RoleOptions& o, bool server) {
   rc.stack.iface.arp_retry = 100ms;
   rc.stack.tcp.nodelay = true;  // as TCP_NODELAY on the kernel side
   rc.idle.sleep_us = o.busy_poll ? 0 : IdleBackoffConfig{}.sleep_us;
+  if (o.spin_polls) rc.idle.spin_polls = o.spin_polls;
   rc.link_timeout = std::chrono::seconds(o.timeout_s);
   std::string err;
   auto rt = Runtime::create(rc, &err);
@@ -86,17 +87,21 @@ std::unique_ptr<Runtime> make_runtime(const RoleOptions& o, bool server) {
 void print_stats(const char* who, Connection* c, Runtime& rt) {
   const TcbStats& s = c->tcb().stats();
   const InterfaceStats& i = rt.stack().iface().stats();
-  std::fprintf(stderr,
-               "esock %s: segs_out=%llu segs_in=%llu retransmits=%llu rto=%llu "
-               "fast_recoveries=%llu ooo=%llu tx_device_full=%llu rx_dropped=%llu\n",
-               who, static_cast<unsigned long long>(s.segs_out),
-               static_cast<unsigned long long>(s.segs_in),
-               static_cast<unsigned long long>(s.retransmits),
-               static_cast<unsigned long long>(s.rto_expirations),
-               static_cast<unsigned long long>(s.fast_recoveries),
-               static_cast<unsigned long long>(s.ooo_segments),
-               static_cast<unsigned long long>(i.tx_device_full),
-               static_cast<unsigned long long>(i.rx_dropped));
+  const TcbInfo t = c->tcb().info();
+  std::fprintf(
+      stderr,
+      "esock %s: segs_out=%llu segs_in=%llu retransmits=%llu rto=%llu "
+      "fast_recoveries=%llu ooo=%llu tx_device_full=%llu rx_dropped=%llu cwnd=%u snd_wnd=%u "
+      "smss=%u srtt_us=%lld rto_ms=%lld\n",
+      who, static_cast<unsigned long long>(s.segs_out), static_cast<unsigned long long>(s.segs_in),
+      static_cast<unsigned long long>(s.retransmits),
+      static_cast<unsigned long long>(s.rto_expirations),
+      static_cast<unsigned long long>(s.fast_recoveries),
+      static_cast<unsigned long long>(s.ooo_segments),
+      static_cast<unsigned long long>(i.tx_device_full),
+      static_cast<unsigned long long>(i.rx_dropped), t.cwnd, t.snd_wnd, unsigned{t.smss},
+      static_cast<long long>(t.srtt.count() / 1000),
+      static_cast<long long>(t.rto.count() / 1'000'000));
 }
 
 }  // namespace

@@ -15,10 +15,11 @@ struct RoleOptions {
   // esock: never sleep when idle (else the runtime's back-off); kernel: spin on
   // MSG_DONTWAIT calls (else block in send/recv).
   bool busy_poll = true;
-  std::string socket;        // esock: memif control socket path
-  std::string file_prefix;   // esock: EAL runtime directory name
-  std::uint16_t port = 0;    // kernel: server port on 127.0.0.1 (0: pick, print "ready <port>")
-  unsigned timeout_s = 120;  // a whole role gives up after this
+  std::uint32_t spin_polls = 0;  // esock back-off: empty polls before sleeping; 0: runtime's
+  std::string socket;            // esock: memif control socket path
+  std::string file_prefix;       // esock: EAL runtime directory name
+  std::uint16_t port = 0;        // kernel: server port on 127.0.0.1 (0: pick, print "ready <port>")
+  unsigned timeout_s = 120;      // a whole role gives up after this
   ClientPlan plan;
 };
 
