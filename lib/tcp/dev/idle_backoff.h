@@ -12,7 +12,11 @@
 namespace esock::tcp {
 
 struct IdleBackoffConfig {
-  std::uint32_t spin_polls = 64;  // empty polls before the first sleep
+  // Empty polls before the first sleep. 64 (MACHINE-NOTES) idles cheaply but sleeps in the
+  // middle of a 16 KiB+ exchange; 1024 (~50-100 us of spinning after the last work) gives
+  // busy-poll latency and bulk rates (bench/tcp/README.md) and the same idle cost once the
+  // sleeps start, since every later empty poll sleeps.
+  std::uint32_t spin_polls = 1024;
   std::uint32_t sleep_us = 50;    // 0: never sleep (pure busy polling)
 };
 
