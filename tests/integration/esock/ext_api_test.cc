@@ -86,7 +86,8 @@ TEST(ExtApi, SendRecvScatterGatherAndCompletionFdInEpoll) {
   ASSERT_EQ(esock_post_send(a, 7, ts, 3), 0) << std::strerror(errno);
   epoll_event out{};
   ASSERT_EQ(::epoll_wait(ep, &out, 1, 10000), 1);
-  EXPECT_EQ(out.data.u64, 0xbu);
+  const std::uint64_t tag = out.data.u64;  // epoll_event is packed: copy before binding
+  EXPECT_EQ(tag, 0xbu);
   esock_wc wc[4];
   ASSERT_EQ(esock_poll_cq(b, wc, 4), 1);
   EXPECT_EQ(wc[0].wr_id, 42u);
