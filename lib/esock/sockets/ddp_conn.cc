@@ -107,6 +107,9 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
 int make_signal(Conn& c) {
   int sp[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return -1;
+  // The smallest send buffer the kernel allows: a few octets fill it (writability signal).
+  const int small = 1;
+  ESOCK_LIBC(setsockopt)(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
   c.sig_a = move_high(sp[0]);
   c.sig_l = move_high(sp[1]);
   ESOCK_LIBC(close)(sp[1]);

@@ -115,6 +115,21 @@ void Runtime::update_signals(Socket& s) {
     c.sig_eof = true;
   }
   const bool want = c.stream ? c.stream->readable() || c.stream->pull_needed() : c.raw->pending();
+  // Writability: A's send direction (A to L) carries nothing else, so filling it (A has a
+  // minimal send buffer) clears POLLOUT, and draining it at L sets POLLOUT again, waking
+  // poll/epoll writers (EPOLLET included) as any socket does. RAWMODE: always writable.
+  const bool writable = !c.stream || c.stream->writable();
+  if (!writable && !c.sig_blocked) {
+    static const char junk[512] = {};
+    for (int i = 0; i < 64; ++i)
+      if (ESOCK_LIBC(send)(c.sig_a, junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL) <= 0) break;
+    c.sig_blocked = true;
+  } else if (writable && c.sig_blocked) {
+    char sink[4096];
+    while (ESOCK_LIBC(recv)(c.sig_l, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
+    c.sig_blocked = false;
+  }
   if (want && !c.sig_readable) {
     const char b = 'r';
     c.sig_readable = ESOCK_LIBC(send)(c.sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;

@@ -26,6 +26,7 @@ struct Conn {
   std::unique_ptr<RawQp> raw;            // RAWMODE only
   int sig_a = -1, sig_l = -1;
   bool sig_readable = false, sig_eof = false, sig_hup = false;
+  bool sig_blocked = false;  // A's send side is filled: the number polls not writable
   // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
   // (bounded) for the peer's so it sees an orderly close rather than a reset.
   int closing = 0;

@@ -272,3 +272,38 @@ struct IgnoreSigpipe {
 } ignore_sigpipe;
 
 }  // namespace
+
+namespace {
+
+// POLLOUT follows the stream's credits: a non-blocking writer that got EAGAIN sees no
+// POLLOUT until the reader made room, then an edge (EPOLLET) and a write that succeeds.
+TEST(DdpFd, PollOutFollowsCreditsForNonBlockingWriters) {
+  DdpPair p;
+  ASSERT_EQ(::fcntl(p.cli, F_SETFL, O_NONBLOCK), 0);
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLOUT | EPOLLET;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, p.cli, &ev), 0);
+  epoll_event out{};
+  EXPECT_EQ(::epoll_wait(ep, &out, 1, 0), 1);  // writable at first
+  std::vector<std::uint8_t> chunk(4096, 'w');
+  std::size_t sent = 0;
+  for (;;) {
+    const ssize_t w = ::write(p.cli, chunk.data(), chunk.size());
+    if (w < 0) {
+      ASSERT_EQ(errno, EAGAIN);
+      break;
+    }
+    sent += static_cast<std::size_t>(w);
+    ASSERT_LT(sent, std::size_t{64} << 20) << "never ran out of credits";
+  }
+  pollfd pf{p.cli, POLLOUT, 0};
+  EXPECT_EQ(::poll(&pf, 1, 0), 0);  // no POLLOUT while write() would fail with EAGAIN
+  std::vector<std::uint8_t> sink(sent);
+  ASSERT_TRUE(read_all(p.srv, sink.data(), sent));
+  ASSERT_EQ(::epoll_wait(ep, &out, 1, 10000), 1);  // the edge once credits came back
+  EXPECT_GT(::write(p.cli, chunk.data(), chunk.size()), 0);
+  ::close(ep);
+}
+
+}  // namespace

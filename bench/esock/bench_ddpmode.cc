@@ -1,0 +1,211 @@
+// DDPMODE against plain TCP sockets in one run: ping-pong latency (echo of `size` octets)
+// and streaming bandwidth (one-way, acknowledged at the end) from 64 B to 4 MiB, over
+// loopback, printed as a markdown table. The server is a forked child process (its own
+// esock runtime and progress thread), the client this process; each cell gets a fresh
+// connection. Plain sockets go through libesock's pass-through (the same as libc, see
+// bench_esock_passthrough). Usage: bench_esock_ddpmode [--quick]
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "esock/esock.h"
+
+namespace {
+
+struct Cmd {         // the client's first 16 octets on every connection
+  std::uint32_t op;  // 1 ping-pong, 2 stream
+  std::uint32_t size;
+  std::uint64_t count;
+};
+
+bool write_all(int fd, const void* p, std::size_t n) {
+  const auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w <= 0) return false;
+    c += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* p, std::size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, c, n);
+    if (r <= 0) return false;
+    c += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+int make_socket(bool ddp) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int one = 1;
+  if (ddp) ::setsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+int listen_any(bool ddp, std::uint16_t* port) {
+  const int fd = make_socket(ddp);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t l = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) return -1;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+void serve(int c) {
+  Cmd cmd{};
+  if (!read_all(c, &cmd, sizeof cmd)) return;
+  std::vector<char> buf(std::max<std::size_t>(cmd.size, 1));
+  if (cmd.op == 1) {
+    for (std::uint64_t i = 0; i < cmd.count; ++i)
+      if (!read_all(c, buf.data(), cmd.size) || !write_all(c, buf.data(), cmd.size)) return;
+  } else {
+    const std::uint64_t total = cmd.count * cmd.size;
+    std::uint64_t got = 0;
+    std::vector<char> big(std::max<std::size_t>(cmd.size, 1 << 16));
+    while (got < total) {
+      const ssize_t r = ::read(c, big.data(), std::min<std::uint64_t>(big.size(), total - got));
+      if (r <= 0) return;
+      got += static_cast<std::uint64_t>(r);
+    }
+    write_all(c, "k", 1);
+  }
+}
+
+// The child: serves connections on both listeners, one at a time, until the parent's pipe
+// closes (the parent runs one cell at a time, so that is all it needs).
+[[noreturn]] void server_main(int plain_l, int ddp_l) {
+  for (;;) {
+    fd_set r;
+    FD_ZERO(&r);
+    FD_SET(plain_l, &r);
+    FD_SET(ddp_l, &r);
+    if (::select(std::max(plain_l, ddp_l) + 1, &r, nullptr, nullptr, nullptr) < 0) ::_exit(1);
+    for (int l : {plain_l, ddp_l}) {
+      if (!FD_ISSET(l, &r)) continue;
+      const int c = ::accept(l, nullptr, nullptr);
+      if (c < 0) continue;
+      serve(c);
+      ::close(c);
+    }
+  }
+}
+
+int connect_to(bool ddp, std::uint16_t port) {
+  const int fd = make_socket(ddp);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    std::perror("connect");
+    return -1;
+  }
+  return fd;
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Microseconds per round trip.
+double pingpong(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count) {
+  const int fd = connect_to(ddp, port);
+  const Cmd cmd{1, size, count + count / 10};
+  std::vector<char> buf(size, 'x');
+  write_all(fd, &cmd, sizeof cmd);
+  double t0 = 0;
+  for (std::uint64_t i = 0; i < cmd.count; ++i) {
+    if (i == count / 10) t0 = now();  // the first 10% warm up
+    if (!write_all(fd, buf.data(), size) || !read_all(fd, buf.data(), size)) return -1;
+  }
+  const double us = (now() - t0) / static_cast<double>(cmd.count - count / 10) * 1e6;
+  ::close(fd);
+  return us;
+}
+
+// MB/s (10^6 octets per second) of count writes of size octets, until the server's ack.
+double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count) {
+  const int fd = connect_to(ddp, port);
+  const Cmd cmd{2, size, count};
+  std::vector<char> buf(size, 'y');
+  write_all(fd, &cmd, sizeof cmd);
+  const double t0 = now();
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (!write_all(fd, buf.data(), size)) return -1;
+  char k;
+  if (!read_all(fd, &k, 1)) return -1;
+  const double secs = now() - t0;
+  ::close(fd);
+  return static_cast<double>(size) * static_cast<double>(count) / secs / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  std::uint16_t pport = 0, dport = 0;
+  const int pl = listen_any(false, &pport);
+  const int dl = listen_any(true, &dport);
+  if (pl < 0 || dl < 0) {
+    std::perror("listen");
+    return 1;
+  }
+  const pid_t child = ::fork();
+  if (child == 0) server_main(pl, dl);
+  ::close(pl);
+  ::close(dl);
+
+  std::printf("%s, loopback, server in a forked process; median of 3 runs per cell\n\n",
+              esock_version());
+  std::printf(
+      "| size | TCP ping-pong (us) | DDPMODE ping-pong (us) | ratio | TCP stream (MB/s) | "
+      "DDPMODE stream (MB/s) | ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (std::uint32_t size = 64; size <= (4u << 20); size *= 4) {
+    const std::uint64_t volume = quick ? (8u << 20) : (256u << 20);
+    const std::uint64_t pp_count =
+        std::clamp<std::uint64_t>(volume / 8 / size, quick ? 20 : 100, quick ? 500 : 5000);
+    const std::uint64_t st_count =
+        std::clamp<std::uint64_t>(volume / size, 8, quick ? 2000 : 20000);
+    double lat[2], bw[2];
+    for (int ddp = 0; ddp < 2; ++ddp) {
+      double l3[3], b3[3];
+      for (int r = 0; r < 3; ++r) {  // interleaving per cell keeps drift off the ratio
+        l3[r] = pingpong(ddp != 0, ddp ? dport : pport, size, pp_count);
+        b3[r] = stream(ddp != 0, ddp ? dport : pport, size, st_count);
+      }
+      std::sort(l3, l3 + 3);
+      std::sort(b3, b3 + 3);
+      lat[ddp] = l3[1];
+      bw[ddp] = b3[1];
+    }
+    const char* unit = size >= (1u << 20) ? "MiB" : size >= 1024 ? "KiB" : "B";
+    const std::uint32_t shown = size >= (1u << 20) ? size >> 20 : size >= 1024 ? size >> 10 : size;
+    std::printf("| %u %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f |\n", shown, unit, lat[0],
+                lat[1], lat[1] / lat[0], bw[0], bw[1], bw[1] / bw[0]);
+    std::fflush(stdout);
+  }
+  ::kill(child, SIGTERM);
+  ::waitpid(child, nullptr, 0);
+  return 0;
+}
