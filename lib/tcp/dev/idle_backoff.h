@@ -17,7 +17,7 @@ struct IdleBackoffConfig {
   // busy-poll latency and bulk rates (bench/tcp/README.md) and the same idle cost once the
   // sleeps start, since every later empty poll sleeps.
   std::uint32_t spin_polls = 1024;
-  std::uint32_t sleep_us = 50;    // 0: never sleep (pure busy polling)
+  std::uint32_t sleep_us = 50;  // 0: never sleep (pure busy polling)
 };
 
 class IdleBackoff {

@@ -21,12 +21,12 @@ namespace esock::tcp {
 struct InterfaceConfig {
   Ipv4Addr ip;
   std::uint8_t prefix_len = 24;
-  Ipv4Addr gateway;                 // 0.0.0.0: none (off-link destinations unreachable)
-  Duration arp_timeout = 60s;       // cache entry lifetime
-  Duration arp_retry = 1s;          // resolution retransmit interval
+  Ipv4Addr gateway;            // 0.0.0.0: none (off-link destinations unreachable)
+  Duration arp_timeout = 60s;  // cache entry lifetime
+  Duration arp_retry = 1s;     // resolution retransmit interval
   std::uint8_t arp_max_retries = 3;
-  std::size_t arp_pending_max = 64;      // frames held per unresolved neighbour (copied)
-  Duration reassembly_timeout = 30s;     // RFC 791: a lifetime, here fixed
+  std::size_t arp_pending_max = 64;             // frames held per unresolved neighbour (copied)
+  Duration reassembly_timeout = 30s;            // RFC 791: a lifetime, here fixed
   std::size_t reassembly_max_bytes = 4u << 20;  // all partial datagrams together
   std::uint8_t ttl = 64;
 };

@@ -29,7 +29,7 @@ struct RuntimeConfig {
   std::uint16_t mtu = 0;    // 0: the port's
   StackConfig stack;
   std::optional<FaultConfig> faults;
-  std::string pcap_path;  // empty: no capture
+  std::string pcap_path;           // empty: no capture
   std::uint32_t pcap_snaplen = 0;  // 0: PcapOptions' default (whole frames)
   IdleBackoffConfig idle;
   Duration link_timeout = 10s;

@@ -54,8 +54,8 @@ struct TcpRepr {
   std::uint16_t dst_port = 0;
   std::uint32_t seq = 0;
   std::uint32_t ack = 0;
-  std::uint8_t flags = 0;     // tcp_flag bits
-  std::uint16_t window = 0;   // as on the wire (unscaled)
+  std::uint8_t flags = 0;    // tcp_flag bits
+  std::uint16_t window = 0;  // as on the wire (unscaled)
   std::uint16_t urgent = 0;
   TcpOptions options;
 
@@ -65,9 +65,9 @@ struct TcpRepr {
 
 enum class TcpParseError : std::uint8_t {
   none,
-  truncated,       // shorter than 20 octets or than its data offset
-  bad_data_offset, // data offset < 5
-  bad_option,      // an option runs past the header or has an impossible length
+  truncated,        // shorter than 20 octets or than its data offset
+  bad_data_offset,  // data offset < 5
+  bad_option,       // an option runs past the header or has an impossible length
 };
 
 // Parses the header at the start of `segment` (the IP payload). Unknown options are

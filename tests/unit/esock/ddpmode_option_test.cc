@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
-#include <vector>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <vector>
 
 #include <cerrno>
 
