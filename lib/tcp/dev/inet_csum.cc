@@ -1,6 +1,7 @@
 #include "tcp/dev/inet_csum.h"
 
 #include "base/endian.h"
+#include "tcp/wire/checksum.h"
 
 namespace esock::tcp {
 namespace {
@@ -12,9 +13,10 @@ constexpr std::size_t ip_frag = 6;
 constexpr std::size_t ip_proto = 9;
 constexpr std::size_t ip_csum = 10;
 constexpr std::size_t ip_src = 12;
+constexpr std::size_t ip_dst = 16;
 constexpr std::size_t ip_min_len = 20;
-constexpr std::uint8_t proto_tcp = 6;
-constexpr std::uint8_t proto_udp = 17;
+constexpr std::uint8_t proto_tcp = ip_proto_tcp;
+constexpr std::uint8_t proto_udp = ip_proto_udp;
 constexpr std::size_t tcp_csum_off = 16;  // RFC 9293 section 3.1
 constexpr std::size_t udp_csum_off = 6;   // RFC 768
 constexpr std::uint16_t ethertype_ipv4 = 0x0800;
@@ -47,12 +49,14 @@ bool locate(bytes_view frame, std::size_t l2_len, Ipv4Span* out) {
   return true;
 }
 
-std::uint32_t pseudo_sum(const std::uint8_t* ip, std::uint8_t proto, std::size_t l4_len) {
-  // RFC 9293 section 3.1: source, destination, zero, protocol, TCP length.
-  std::uint32_t s = inet_sum(bytes_view(ip + ip_src, 8));
-  s += proto;
-  s += static_cast<std::uint32_t>(l4_len);
-  return s;
+// The ones' complement sum of the pseudo-header (RFC 9293 section 3.1) and the segment.
+std::uint16_t l4_sum(const std::uint8_t* ip, std::uint8_t proto, bytes_view seg) {
+  InetChecksum c;
+  c.add_word(ipv4_pseudo_header_sum(Ipv4Addr{load_be32(ip + ip_src)},
+                                    Ipv4Addr{load_be32(ip + ip_dst)}, proto,
+                                    static_cast<std::uint16_t>(seg.size())));
+  c.add(seg);
+  return c.sum();
 }
 
 std::size_t l4_csum_offset(std::uint8_t proto) {
@@ -65,20 +69,6 @@ std::size_t l4_min_len(std::uint8_t proto) {
 
 }  // namespace
 
-std::uint32_t inet_sum(bytes_view data, std::uint32_t sum) {
-  std::uint64_t s = sum;
-  std::size_t i = 0;
-  for (; i + 1 < data.size(); i += 2) s += load_be16(data.data() + i);
-  if (i < data.size()) s += std::uint32_t{data[i]} << 8;
-  while (s >> 32) s = (s & 0xffffffffu) + (s >> 32);
-  return static_cast<std::uint32_t>(s);
-}
-
-std::uint16_t inet_fold(std::uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xffffu) + (sum >> 16);
-  return static_cast<std::uint16_t>(~sum & 0xffffu);
-}
-
 bool fill_checksums(mut_bytes frame, std::size_t l2_len, bool ip, bool l4) {
   Ipv4Span s;
   if (!locate(frame, l2_len, &s)) return false;
@@ -86,7 +76,7 @@ bool fill_checksums(mut_bytes frame, std::size_t l2_len, bool ip, bool l4) {
   bool wrote = false;
   if (ip) {
     store_be16(iph + ip_csum, 0);
-    store_be16(iph + ip_csum, inet_fold(inet_sum(bytes_view(iph, s.ihl))));
+    store_be16(iph + ip_csum, internet_checksum(bytes_view(iph, s.ihl)));
     wrote = true;
   }
   const bool is_l4 = s.proto == proto_tcp || s.proto == proto_udp;
@@ -95,8 +85,7 @@ bool fill_checksums(mut_bytes frame, std::size_t l2_len, bool ip, bool l4) {
     const std::size_t seg_len = s.total - s.ihl;
     const std::size_t off = l4_csum_offset(s.proto);
     store_be16(seg + off, 0);
-    std::uint16_t c =
-        inet_fold(inet_sum(bytes_view(seg, seg_len), pseudo_sum(iph, s.proto, seg_len)));
+    std::uint16_t c = static_cast<std::uint16_t>(~l4_sum(iph, s.proto, bytes_view(seg, seg_len)));
     // RFC 768: a computed UDP checksum of zero is sent as all ones (zero means "none").
     if (s.proto == proto_udp && c == 0) c = 0xffff;
     store_be16(seg + off, c);
@@ -109,13 +98,13 @@ bool checksums_ok(bytes_view frame, std::size_t l2_len) {
   Ipv4Span s;
   if (!locate(frame, l2_len, &s)) return false;
   const std::uint8_t* iph = frame.data() + l2_len;
-  if (inet_fold(inet_sum(bytes_view(iph, s.ihl))) != 0) return false;
+  if (internet_checksum(bytes_view(iph, s.ihl)) != 0) return false;
   const bool is_l4 = s.proto == proto_tcp || s.proto == proto_udp;
   if (!is_l4 || s.fragment || s.total - s.ihl < l4_min_len(s.proto)) return true;
   const std::uint8_t* seg = iph + s.ihl;
   const std::size_t seg_len = s.total - s.ihl;
   if (s.proto == proto_udp && load_be16(seg + udp_csum_off) == 0) return true;
-  return inet_fold(inet_sum(bytes_view(seg, seg_len), pseudo_sum(iph, s.proto, seg_len))) == 0;
+  return l4_sum(iph, s.proto, bytes_view(seg, seg_len)) == 0xffff;
 }
 
 }  // namespace esock::tcp

@@ -10,6 +10,7 @@
 #include "base/endian.h"
 #include "tcp/dev/device.h"
 #include "tcp/dev/inet_csum.h"
+#include "tcp/wire/checksum.h"
 
 namespace esock::tcp::test {
 
@@ -57,10 +58,9 @@ inline std::vector<std::uint8_t> tcp_frame(std::uint32_t seq, std::size_t payloa
   if (offload) {
     store_be16(ip + 10, 0);
     // Pseudo-header sum, not complemented (RFC 9293 section 3.1 pseudo-header).
-    std::uint32_t s =
-        inet_sum(bytes_view(ip + 12, 8)) + 6 + 20 + static_cast<std::uint32_t>(payload_len);
-    while (s >> 16) s = (s & 0xffff) + (s >> 16);
-    store_be16(tcp + 16, static_cast<std::uint16_t>(s));
+    store_be16(tcp + 16,
+               ipv4_pseudo_header_sum(Ipv4Addr{load_be32(ip + 12)}, Ipv4Addr{load_be32(ip + 16)},
+                                      ip_proto_tcp, static_cast<std::uint16_t>(20 + payload_len)));
   }
   return f;
 }
