@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/function_ref.h"
 #include "mpa/fpdu.h"
-#include "mpa/function_ref.h"
 
 namespace esock::mpa {
 

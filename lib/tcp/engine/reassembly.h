@@ -17,7 +17,7 @@
 
 #include "base/buf_ref.h"
 #include "base/bytes.h"
-#include "mpa/function_ref.h"
+#include "base/function_ref.h"
 #include "tcp/wire/tcp.h"
 
 namespace esock::tcp {
@@ -36,8 +36,8 @@ class Reassembly {
   bool insert(std::uint32_t rcv_nxt, std::uint32_t seq, std::uint32_t len, bytes_view data,
               const BufRef& ref);
 
-  using PopFn = mpa::function_ref<void(std::uint32_t seq, bytes_view data, const BufRef& ref,
-                                       std::uint32_t len)>;
+  using PopFn =
+      function_ref<void(std::uint32_t seq, bytes_view data, const BufRef& ref, std::uint32_t len)>;
   // Hands over, in sequence order, every stored piece starting at or before rcv_nxt,
   // trimmed of what rcv_nxt already covers, and advances rcv_nxt past it. Range-only
   // pieces come with empty data (and an empty ref) and their length. fn must not call

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace esock::mpa {
+namespace esock {
 
 template <class Sig>
 class function_ref;
@@ -29,4 +29,4 @@ class function_ref<R(Args...)> {
   R (*call_)(void*, Args...);
 };
 
-}  // namespace esock::mpa
+}  // namespace esock
