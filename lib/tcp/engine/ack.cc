@@ -48,7 +48,7 @@ bool Tcb::process_ack(Instant now, const TcpRepr& seg, std::size_t payload_len) 
   probes_unanswered_ = 0;
 
   if (seq_gt(ack, snd_una_)) {
-    on_new_ack(now, ack, seg);
+    on_new_ack(now, ack);
   } else if (ack == snd_una_ && flight_size() > 0) {
     // RFC 5681 2 "duplicate ACK": no data, no SYN/FIN, same window, data outstanding.
     // RFC 6675 5: with SACK, an ACK that SACKs new data counts too.
@@ -63,8 +63,7 @@ bool Tcb::process_ack(Instant now, const TcpRepr& seg, std::size_t payload_len) 
   return true;
 }
 
-void Tcb::on_new_ack(Instant now, std::uint32_t ack, const TcpRepr& seg) {
-  (void)seg;
+void Tcb::on_new_ack(Instant now, std::uint32_t ack) {
   std::uint32_t acked = ack - snd_una_;
   std::uint32_t flight_before = flight_size();
   std::size_t data_acked = std::min<std::size_t>(acked, sndbuf_.size());

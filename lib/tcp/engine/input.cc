@@ -90,21 +90,12 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
       send_rst(now, seg.ack);
       return;
     }
-    set_state(TcpState::established);
     snd_wnd_ = std::uint32_t{seg.window} << snd_wscale_;
     max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
     snd_wl1_ = seg.seq;
     snd_wl2_ = seg.ack;
     // Our SYN is acknowledged: SND.UNA moves over it (data follows below).
-    snd_una_ = iss_ + 1;
-    if (rtt_timing_ && !syn_retransmitted_) rtt_.on_sample(now - rtt_start_);
-    rtt_timing_ = false;
-    retries_ = 0;
-    rto_deadline_ = Instant::never();
-    arm_keepalive(now);
-    if (user_) user_->on_established();
-    if (state_ == TcpState::closed) return;  // the user aborted in the callback
-    if (fin_queued_) set_state(TcpState::fin_wait_1);
+    if (!syn_acked(now, iss_ + 1)) return;
   }
   if (!process_ack(now, seg, payload.size())) {
     output(now);
@@ -161,17 +152,8 @@ void Tcb::segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, 
   snd_wl2_ = seg.ack;
 
   if (ack_ok) {
-    snd_una_ = seg.ack;
-    if (rtt_timing_ && !syn_retransmitted_) rtt_.on_sample(now - rtt_start_);
-    rtt_timing_ = false;
-    retries_ = 0;
-    rto_deadline_ = Instant::never();
-    set_state(TcpState::established);
     ack_now_ = true;
-    arm_keepalive(now);
-    if (user_) user_->on_established();
-    if (state_ == TcpState::closed) return;
-    if (fin_queued_) set_state(TcpState::fin_wait_1);
+    if (!syn_acked(now, seg.ack)) return;
     if (!payload.empty()) process_text(now, seg, payload, ref);
     if (seg.has(tcp_flag::fin))
       process_fin(now, seg.seq + 1 + static_cast<std::uint32_t>(payload.size()));
@@ -180,6 +162,25 @@ void Tcb::segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, 
     set_state(TcpState::syn_received);
     send_syn(now);
   }
+}
+
+// Our SYN is acknowledged (either side of the handshake): ESTABLISHED. False when the
+// user closed the connection from on_established.
+bool Tcb::syn_acked(Instant now, std::uint32_t ack) {
+  snd_una_ = ack;
+  // RFC 6298: a sample from the SYN only if it was never retransmitted (Karn); after a
+  // retransmitted SYN with no sample, 5.7 sets the RTO to 3 s for the data phase.
+  if (rtt_timing_ && !syn_retransmitted_) rtt_.on_sample(now - rtt_start_);
+  if (syn_retransmitted_) rtt_.on_syn_loss_established();
+  rtt_timing_ = false;
+  retries_ = 0;
+  rto_deadline_ = Instant::never();
+  set_state(TcpState::established);
+  arm_keepalive(now);
+  if (user_) user_->on_established();
+  if (state_ == TcpState::closed) return false;
+  if (fin_queued_) set_state(TcpState::fin_wait_1);
+  return true;
 }
 
 // RFC 7323 3.2 and 5.3. Returns false when the segment must be dropped.

@@ -106,7 +106,6 @@ std::uint32_t Tcb::send_segment(Instant now, std::uint32_t seq, std::uint32_t le
   r.ack = rcv_nxt_;
   r.flags = static_cast<std::uint8_t>(flags | tcp_flag::ack);
   r.window = window_field(false);
-  last_wire_window_ = r.window;
   fill_options(r, false);
   if (r.options.timestamps) r.options.timestamps->tsval = ts_now(now);
 

@@ -171,6 +171,7 @@ class Tcb {
 
  private:
   // input.cc
+  bool syn_acked(Instant now, std::uint32_t ack);
   void segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref);
   bool check_timestamps(Instant now, const TcpRepr& seg);
   bool acceptable(const TcpRepr& seg, std::size_t payload_len) const;
@@ -181,7 +182,7 @@ class Tcb {
   void update_ts_recent(Instant now, const TcpRepr& seg);
   // ack.cc
   bool process_ack(Instant now, const TcpRepr& seg, std::size_t payload_len);
-  void on_new_ack(Instant now, std::uint32_t ack, const TcpRepr& seg);
+  void on_new_ack(Instant now, std::uint32_t ack);
   void on_dup_ack(Instant now);
   void enter_recovery(Instant now);
   void our_fin_acked(Instant now);
@@ -212,7 +213,6 @@ class Tcb {
   void finish(CloseReason r);
   std::uint32_t data_end() const;  // sequence number after the last queued data byte
   std::uint32_t flight_size() const;
-  bool fin_in_seq_space() const { return fin_queued_; }
   std::uint32_t fin_seq() const { return data_end(); }
 
   TcpConfig cfg_;
@@ -228,7 +228,6 @@ class Tcb {
   std::uint32_t iss_ = 0, snd_una_ = 0, snd_nxt_ = 0, snd_max_ = 0;
   std::uint32_t snd_wnd_ = 0, snd_wl1_ = 0, snd_wl2_ = 0;
   std::uint32_t max_snd_wnd_ = 0;  // RFC 5961 5.2 MAX.SND.WND
-  std::uint16_t last_wire_window_ = 0;
   // Receive sequence space.
   std::uint32_t irs_ = 0, rcv_nxt_ = 0, rcv_adv_ = 0;  // rcv_adv: right edge advertised
   // Negotiated options.

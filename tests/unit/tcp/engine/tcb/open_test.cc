@@ -112,6 +112,18 @@ TEST_F(TcbOpen, SynRetransmitsWithBackoffThenTimesOut) {
   EXPECT_EQ(user.closed, CloseReason::timeout);
 }
 
+TEST_F(TcbOpen, AfterARetransmittedSynTheDataPhaseStartsWithA3SecondRto) {
+  make();
+  tcb->open_active(now(), iss, 0);
+  pop();
+  advance(1001ms);  // the SYN times out once
+  EXPECT_EQ(pop().hdr.flags, tcp_flag::syn);
+  inject(syn_options(seg(tcp_flag::syn | tcp_flag::ack, peer_iss, iss + 1)));
+  ASSERT_EQ(tcb->state(), TcpState::established);
+  // RFC 6298 5.7: no sample (Karn), so RTO = 3 s, not the 200 ms minimum or 2 s backoff.
+  EXPECT_EQ(tcb->info().rto, Duration(3s));
+}
+
 TEST_F(TcbOpen, RstAcknowledgingOurSynMeansRefused) {
   make();
   tcb->open_active(now(), iss, 0);
