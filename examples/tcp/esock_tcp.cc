@@ -52,18 +52,8 @@ RuntimeConfig runtime_config(const Options& o) {
   return rc;
 }
 
-// Polls until done() or the deadline, backing off when idle.
-template <class F>
-bool poll_until(Runtime& rt, IdleBackoff& idle, Instant deadline, F done) {
-  while (!done()) {
-    if (rt.now() >= deadline) return done();
-    idle.poll_done(rt.poll_once());
-  }
-  return true;
-}
-
 // Opens the connection (active or passive); nullptr after printing why not.
-Connection* open_connection(const Options& o, Runtime& rt, IdleBackoff& idle) {
+Connection* open_connection(const Options& o, Runtime& rt) {
   Stack& st = rt.stack();
   int err = 0;
   Instant deadline = rt.now() + seconds(o.connect_timeout_s);
@@ -77,7 +67,7 @@ Connection* open_connection(const Options& o, Runtime& rt, IdleBackoff& idle) {
     std::fflush(stdout);
     Connection* c = nullptr;
     // A listener waits as long as the whole run may take, not just a connect's time.
-    poll_until(rt, idle, rt.now() + seconds(o.timeout_s), [&] { return (c = st.accept(l)); });
+    rt.run_until_deadline([&] { return (c = st.accept(l)); }, rt.now() + seconds(o.timeout_s));
     st.close_listener(l);  // one connection per run; later SYNs get RST
     if (!c) std::fprintf(stderr, "esock_tcp: no connection arrived on port %u\n", o.port);
     return c;
@@ -88,8 +78,8 @@ Connection* open_connection(const Options& o, Runtime& rt, IdleBackoff& idle) {
                  std::strerror(err));
     return nullptr;
   }
-  poll_until(rt, idle, deadline,
-             [&] { return c->established() || c->state() == TcpState::closed; });
+  rt.run_until_deadline([&] { return c->established() || c->state() == TcpState::closed; },
+                        deadline);
   if (c->established() || c->state() == TcpState::time_wait) return c;
   int e = c->error() != 0 ? c->error() : ETIMEDOUT;
   std::fprintf(stderr, "esock_tcp: connect to %s:%u: %s (%s)\n", o.peer.to_string().c_str(), o.port,
@@ -110,8 +100,7 @@ int run(const Options& o) {
   std::printf("esock_tcp: port up mac=%s ip=%s/%u\n", rt->device().mac().to_string().c_str(),
               o.ip.to_string().c_str(), o.prefix_len);
   std::fflush(stdout);
-  IdleBackoff idle(IdleBackoffConfig{64, o.idle_sleep_us});
-  Connection* c = open_connection(o, *rt, idle);
+  Connection* c = open_connection(o, *rt);
   if (!c) return 1;
   const FourTuple& t = c->tuple();
   std::printf("esock_tcp: connected %s:%u <-> %s:%u\n", t.local_ip.to_string().c_str(),
@@ -119,8 +108,9 @@ int run(const Options& o) {
   std::fflush(stdout);
 
   Transfer xfer(o, rt->stack(), c, rt->now());
-  bool finished = poll_until(*rt, idle, rt->now() + seconds(o.timeout_s),
-                             [&] { return xfer.step(rt->now()), xfer.end() != End::running; });
+  bool finished =
+      rt->run_until_deadline([&] { return xfer.step(rt->now()), xfer.end() != End::running; },
+                             rt->now() + seconds(o.timeout_s));
   if (!finished) {
     std::fprintf(stderr, "esock_tcp: timed out after %.1f s\n", o.timeout_s);
     print_report(o, xfer, *rt);
@@ -131,7 +121,7 @@ int run(const Options& o) {
   if (Connection* left = xfer.connection()) rt->stack().close(left);
   // Keep answering for a while: our last ACK may be lost and the peer's FIN retransmitted
   // (TIME-WAIT's job, RFC 9293 3.6), and an aborted connection's RST may be lost too.
-  poll_until(*rt, idle, rt->now() + seconds(o.linger_s), [] { return false; });
+  rt->run_until_deadline([] { return false; }, rt->now() + seconds(o.linger_s));
   return exit_status(o, xfer);
 }
 

@@ -66,10 +66,6 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
   return rt;
 }
 
-bool Runtime::poll_once() {
-  return stack_->poll(clock_.now());
-}
-
 Device& Runtime::device() {
   return *top_;
 }

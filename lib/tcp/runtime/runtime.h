@@ -43,16 +43,21 @@ class Runtime {
   Stack& stack() { return *stack_; }
   Instant now() const { return clock_.now(); }
   // One round of the stack; true if it did anything.
-  bool poll_once();
-  // Polls (backing off when idle) until done() or timeout; returns done().
+  bool poll_once() { return stack_->poll(now()); }
+  // Polls (backing off when idle) until done() or the deadline; returns done(). The clock
+  // is read once per round (it showed up at 11% of a receiver's profile when read thrice).
   template <class F>
-  bool run_until(F done, Duration timeout) {
-    Instant end = now() + timeout;
+  bool run_until_deadline(F done, Instant deadline) {
     while (!done()) {
-      if (now() >= end) return done();
-      backoff_.poll_done(poll_once());
+      Instant t = now();
+      if (t >= deadline) return done();
+      backoff_.poll_done(stack_->poll(t));
     }
     return true;
+  }
+  template <class F>
+  bool run_until(F done, Duration timeout) {
+    return run_until_deadline(done, now() + timeout);
   }
   Device& device();
   const FaultInjector* faults() const { return faults_.get(); }
