@@ -9,7 +9,7 @@
 # SHA-256 compared across the processes; an echo round trip; clean / 1% loss / 2%
 # reordering (the seeded FaultInjector of the sending side, both directions of its port);
 # FIN (every transfer) and RST (each side aborts). Each process writes a capture (snaplen
-# 128): no malformed frame or expert error anywhere, no data retransmission in clean runs
+# 128): no malformed frame or expert error anywhere, no sign of loss (gap or out-of-order segment) in clean runs
 # (memif's "link up" is not "ready", so a SYN or ARP may need a second try; see
 # MACHINE-NOTES.md). memif rings: bsize 2048 >= MTU + 14 + 4 (a larger frame arrives
 # corrupted in DPDK 22.11) and rsize 13 (8192 slots): the ring must hold a whole 4 MiB
@@ -50,7 +50,7 @@ FAILED=0
 PORT=7500
 # run_case NAME DIRECTION FAULT "SERVER ARGS" "CLIENT ARGS" CHECKS...
 # CHECKS: digests (client sent = server received and the reverse), echo (the client got
-# back what it sent), clean (no data retransmission in either capture)
+# back what it sent), clean (no gap or out-of-order segment in either capture)
 run_case() {
 	local name="$1" dir="$2" fault="$3" sargs="$4" cargs="$5"
 	shift 5

@@ -19,7 +19,7 @@
 # directions); FIN (every transfer ends with FIN both ways) and RST (each side aborts);
 # connect refused. `ss -tino` inside the namespace mid-transfer must show ts, sack, wscale.
 # Every esock run writes a capture (snaplen 128) to OUT_DIR; tshark must find no malformed
-# frame or expert error in any of them, and no retransmission in the clean ones.
+# frame or expert error in any of them, and no gap or out-of-order segment in the clean ones.
 # Exit 77 (skip) when not root or without /dev/net/tun, tshark, python3 or ss.
 set -u
 ESOCK="${1:?esock_tcp binary}"
@@ -77,7 +77,7 @@ echo "### kernel: $(uname -r), cc $("${NSX[@]}" sysctl -n net.ipv4.tcp_congestio
 FAILED=0
 PORT=7400
 # run_case NAME DIRECTION FAULT LISTENER(esock|kernel) "ESOCK ARGS" "PEER ARGS" CHECKS...
-# LISTENER none: no kernel peer at all. CHECKS: digests (both streams agree end to end), clean (no retransmission in the
+# LISTENER none: no kernel peer at all. CHECKS: digests (both streams agree end to end), clean (no gap or out-of-order segment in the
 # capture), ss (ss -tino mid-transfer shows the options), fail_ok (esock_tcp must exit 1)
 run_case() {
 	local name="$1" dir="$2" fault="$3" listener="$4" eargs="$5" pargs="$6"
