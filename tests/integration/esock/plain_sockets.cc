@@ -160,6 +160,10 @@ int main() {
   char nb;
   errno = 0;
   check(::read(60, &nb, 1) == -1 && errno == EAGAIN, "non-blocking read EAGAIN");
+  // dup'd descriptors share one open file description (POSIX dup), so the flag shows on fd
+  // too; clear it again before the blocking reads below, or they race the echo.
+  check((::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0, "O_NONBLOCK shared by dups");
+  check(::fcntl(60, F_SETFL, ::fcntl(60, F_GETFL) & ~O_NONBLOCK) == 0, "blocking again");
   check(::write(d, "dup", 3) == 3, "write via dup");
   std::printf("read via dup2: %s\n", read_exact(d2, 3).c_str());
   ::close(d2);
@@ -168,7 +172,6 @@ int main() {
   // Half close: the server sees EOF, finishes, and we see EOF.
   check(::shutdown(d, SHUT_WR) == 0, "shutdown");
   ::close(d);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   char eof;
   check(::read(fd, &eof, 1) == 0, "read EOF");
   ::close(fd);
