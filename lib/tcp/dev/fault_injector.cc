@@ -82,6 +82,8 @@ void FaultInjector::corrupt(Lane& lane, Frame& f) {
   const std::size_t at = std::uniform_int_distribution<std::size_t>(off, f.data.size() - 1)(rng_);
   const int bit = std::uniform_int_distribution<int>(0, 7)(rng_);
   bytes[at] ^= static_cast<std::uint8_t>(1u << bit);
+  if (lane.spec.corrupt_keeps_checksum)
+    fill_checksums(mut_bytes(bytes, f.data.size()), 14, true, true);
   // A device's rx checksum verdict described the bytes before the damage.
   f.csum = 0;
   ++lane.count.corrupted;

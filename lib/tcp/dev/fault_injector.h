@@ -8,7 +8,8 @@
 //   loss       dropped (tx() still returns true: the wire ate it);
 //   corrupt    one random bit flipped in a random octet at or beyond corrupt_offset
 //              (default 54 = Ethernet + IPv4 + TCP without options, i.e. only TCP payload,
-//              so the frame still reaches TCP and only its checksum can catch it);
+//              so the frame still reaches TCP and only its checksum can catch it; with
+//              corrupt_keeps_checksum the checksums are recomputed, so only MPA's CRC can);
 //   duplicate  delivered twice;
 //   reorder    held back and released after `reorder_frames` later frames have gone out,
 //              or after `reorder_timeout`, whichever comes first;
@@ -47,6 +48,10 @@ struct FaultSpec {
   double loss = 0;
   double corrupt = 0;
   std::size_t corrupt_offset = 14 + 20 + 20;
+  // Recompute the IPv4 and TCP checksums after the damage: models corruption that happened
+  // before the checksum was computed (a middlebox's or a sender's memory, a buggy offload),
+  // which TCP's checksum cannot catch and MPA's CRC32c exists for (RFC 5044 section 4.4).
+  bool corrupt_keeps_checksum = false;
   double duplicate = 0;
   double reorder = 0;
   std::uint32_t reorder_frames = 1;

@@ -182,6 +182,26 @@ TEST(FaultInjector, CorruptFlipsOneBitBeyondOffset) {
   EXPECT_EQ(rig.fi.tx_counters().corrupted, 200u);
 }
 
+TEST(FaultInjector, CorruptionThatKeepsTheChecksumPassesIt) {
+  FaultConfig cfg;
+  cfg.seed = 5;
+  cfg.tx.corrupt = 1.0;
+  cfg.tx.corrupt_keeps_checksum = true;
+  TxRig rig(cfg);
+  for (std::uint32_t i = 0; i < 50; ++i) {
+    const auto orig = test::tcp_frame(i, 64);
+    ASSERT_TRUE(rig.fi.tx(TxOf(orig).frame));
+    rig.fi.tx_flush();
+    auto got = drain(rig.link.b());
+    ASSERT_EQ(got.size(), 1u);
+    int payload_bits = 0;
+    for (std::size_t k = test::hdr_len; k < orig.size(); ++k)
+      payload_bits += __builtin_popcount(static_cast<unsigned>(orig[k] ^ got[0][k]));
+    EXPECT_EQ(payload_bits, 1);
+    EXPECT_TRUE(checksums_ok(got[0], 14)) << "only an end-to-end CRC can see this damage";
+  }
+}
+
 TEST(FaultInjector, CorruptionHappensAfterOffloadedChecksums) {
   MemLinkConfig lc;
   lc.caps.tx_ip_csum = lc.caps.tx_l4_csum = true;
