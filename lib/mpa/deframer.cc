@@ -81,6 +81,7 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       if (marker_have_ < kMarkerLen) break;
       marker_have_ = 0;
       next_marker_ += kMarkerInterval;
+      last_marker_end_ = pos_;
       if (!check_marker()) return fail(Error::marker);
       // A Marker inside an FPDU, or one just before its ULPDU_Length, is CRC-covered.
       if (crc_) crc_acc_ = crc32c({marker_, kMarkerLen}, crc_acc_);
@@ -130,6 +131,17 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
     }
   }
   return Error::none;
+}
+
+bool Deframer::skip(std::size_t n) {
+  if (error_ != Error::none || !at_boundary() || n % 4 != 0) return false;
+  pos_ += n;
+  // The first Marker at or after the new position (one due exactly there is still unread:
+  // it leads the FPDU that follows the run).
+  if (next_marker_ != UINT64_MAX) next_marker_ = pos_ + to_next_marker(pos_);
+  header_pos_ = pos_;
+  crc_acc_ = 0;
+  return true;
 }
 
 }  // namespace esock::mpa

@@ -57,8 +57,19 @@ class Deframer {
 
   Error error() const { return error_; }
   std::uint64_t position() const { return pos_; }
-  // True between FPDUs (no partial FPDU or Marker buffered).
-  bool at_boundary() const { return have_ == 0 && marker_have_ == 0; }
+  // True between FPDUs: no partial FPDU or Marker buffered, and no Marker consumed that
+  // belongs to the next FPDU (a Marker due at an FPDU start is part of that FPDU, fpdu.h).
+  bool at_boundary() const { return have_ == 0 && marker_have_ == 0 && pos_ != last_marker_end_; }
+
+  // Steps over n stream octets that were verified and processed elsewhere: a run of whole
+  // FPDUs (their leading Markers included) that the receiver placed out of order from
+  // segments checked by scan_segment (RFC 5044 section 8 / 9: an FPDU-aligned segment can
+  // be placed as it arrives; the in-order path must then neither see nor re-verify those
+  // octets). Only at a boundary (at_boundary()) and before any error; n must be a multiple
+  // of 4 as every FPDU and Marker is. Returns false and changes nothing otherwise. Marker
+  // positions stay exact: the Marker due right after the run belongs to the next FPDU and
+  // is read from the stream by the next feed.
+  bool skip(std::size_t n);
 
  private:
   Error fail(Error e) { return error_ = e; }
@@ -72,6 +83,9 @@ class Deframer {
   std::uint64_t pos_;             // stream position of the next input octet
   std::uint64_t next_marker_;     // stream position of the next Marker (UINT64_MAX: none)
   std::uint64_t header_pos_ = 0;  // stream position of the current FPDU's ULPDU_Length
+  // Stream position right after the last Marker read (UINT64_MAX: none yet). With nothing
+  // buffered and pos_ here, the Marker led the next FPDU and is already in crc_acc_.
+  std::uint64_t last_marker_end_ = UINT64_MAX;
   std::uint8_t marker_[kMarkerLen] = {};
   std::size_t marker_have_ = 0;
   std::vector<std::uint8_t> buf_;  // current FPDU without Markers (slow path)

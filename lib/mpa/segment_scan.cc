@@ -1,0 +1,179 @@
+#include "mpa/segment_scan.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/endian.h"
+#include "mpa/crc32c.h"
+
+namespace esock::mpa {
+namespace {
+
+// RFC 5044 section 5: FPDUPTR is the Marker's last 16 bits; its two low bits are zero on
+// transmit and ignored on receipt (FPDUs are 4-octet aligned), as the Deframer does.
+std::uint16_t fpduptr(const std::uint8_t* marker) {
+  return static_cast<std::uint16_t>(load_be16(marker + 2) & ~3u);
+}
+
+// Walks the segment FPDU by FPDU from its first octet. Indices are into seg; stream
+// positions are base + index. Without Markers next_marker_ is never reached.
+class Scanner {
+ public:
+  Scanner(bytes_view seg, std::uint64_t base, const ScanConfig& cfg)
+      : seg_(seg),
+        base_(base),
+        crc_(cfg.crc),
+        max_ulpdu_(std::min(cfg.max_ulpdu, cfg.markers ? kMaxUlpduMarkers : kMaxUlpdu)),
+        next_marker_(cfg.markers ? base + to_next_marker(base) : UINT64_MAX) {}
+
+  // Where the first Marker wholly inside the segment says the FPDU it falls in starts:
+  // true if that is at or after the segment start (or there is no such Marker).
+  bool first_marker_in_segment(bool* seen) const {
+    *seen = false;
+    if (next_marker_ == UINT64_MAX) return true;
+    const std::size_t m = static_cast<std::size_t>(next_marker_ - base_);  // < 512
+    if (seg_.size() < kMarkerLen || m > seg_.size() - kMarkerLen) return true;
+    *seen = true;
+    // A Marker at an FPDU start has FPDUPTR 0; inside an FPDU it points back m - ptr.
+    return fpduptr(seg_.data() + m) <= m;
+  }
+
+  ScanResult next(ScannedFpdu& f, std::span<bytes_view> pieces, std::size_t* np);
+  bool done() const { return i_ == seg_.size(); }
+
+ private:
+  std::uint64_t pos() const { return base_ + i_; }
+  // At a Marker position inside [i_, end): check it points to header_pos (0 when it leads
+  // the FPDU) and step over it.
+  ScanResult marker(std::size_t end, std::uint64_t header_pos) {
+    if (end - i_ < kMarkerLen) return ScanResult::partial;
+    const std::uint64_t want = header_pos == UINT64_MAX ? 0 : pos() - header_pos;
+    if (fpduptr(seg_.data() + i_) != want) return ScanResult::marker_error;
+    i_ += kMarkerLen;
+    next_marker_ += kMarkerInterval;
+    return ScanResult::ok;
+  }
+
+  bytes_view seg_;
+  std::uint64_t base_;
+  bool crc_;
+  std::size_t max_ulpdu_;
+  std::uint64_t next_marker_;
+  std::size_t i_ = 0;
+};
+
+ScanResult Scanner::next(ScannedFpdu& f, std::span<bytes_view> pieces, std::size_t* np) {
+  const std::size_t size = seg_.size();
+  const std::size_t start = i_;
+  if (pos() == next_marker_) {  // a Marker due at the FPDU start leads it (fpdu.h)
+    if (const ScanResult r = marker(size, UINT64_MAX); r != ScanResult::ok) return r;
+  }
+  const std::size_t h = i_;
+  const std::uint64_t header_pos = pos();
+  if (size - h < kUlpduLengthLen) return ScanResult::partial;
+  const std::size_t ulen = load_be16(seg_.data() + h);
+  if (ulen > max_ulpdu_) return ScanResult::length_error;
+  const std::size_t unmarked = fpdu_len(ulen);
+  const std::size_t wire = next_marker_ == UINT64_MAX
+                               ? unmarked
+                               : unmarked + kMarkerLen * markers_in(header_pos, unmarked);
+  if (wire > size - h) return ScanResult::partial;
+  const std::size_t end = h + wire;
+
+  // The ULPDU: the first hdr_len octets copied, the rest as views between Markers.
+  i_ = h + kUlpduLengthLen;
+  const std::size_t hdr_len = std::min(ulen, kScanHdrLen);
+  const std::size_t first_piece = *np;
+  std::size_t have = 0, left = ulen;
+  while (left > 0) {
+    if (pos() == next_marker_) {
+      if (const ScanResult r = marker(end, header_pos); r != ScanResult::ok) return r;
+      continue;
+    }
+    std::size_t k = left;
+    if (next_marker_ - pos() < k) k = static_cast<std::size_t>(next_marker_ - pos());
+    if (k > end - i_) return ScanResult::partial;  // cannot happen: wire counts every Marker
+    if (have < hdr_len) {
+      const std::size_t c = std::min(k, hdr_len - have);
+      std::memcpy(f.hdr.data() + have, seg_.data() + i_, c);
+      have += c;
+      i_ += c;
+      left -= c;
+      k -= c;
+    }
+    if (k > 0) {
+      if (*np == pieces.size()) return ScanResult::no_room;
+      pieces[(*np)++] = seg_.subspan(i_, k);
+      i_ += k;
+      left -= k;
+    }
+  }
+  // Pad: in a 4-aligned Marker stream no Marker falls inside it, but one may follow it,
+  // right before the CRC; that one is inside the FPDU and CRC-covered.
+  i_ += pad_len(ulen);
+  if (i_ < end && pos() == next_marker_) {
+    if (const ScanResult r = marker(end, header_pos); r != ScanResult::ok) return r;
+  }
+  if (i_ > end || end - i_ != kCrcLen) return ScanResult::partial;  // cannot happen
+  // RFC 5044 section 4.4: the CRC covers the FPDU as sent, Markers included (fpdu.h).
+  if (crc_ && crc32c(seg_.subspan(start, i_ - start)) != load_crc(seg_.data() + i_))
+    return ScanResult::crc_error;
+  i_ = end;
+  f.offset = static_cast<std::uint32_t>(start);
+  f.wire_len = static_cast<std::uint32_t>(end - start);
+  f.ulpdu_len = static_cast<std::uint16_t>(ulen);
+  f.hdr_len = static_cast<std::uint8_t>(hdr_len);
+  f.pieces = std::span<const bytes_view>(pieces.data() + first_piece, *np - first_piece);
+  return ScanResult::ok;
+}
+
+}  // namespace
+
+const char* to_string(ScanResult r) {
+  switch (r) {
+    case ScanResult::ok:
+      return "ok";
+    case ScanResult::not_self_describing:
+      return "not self-describing (no CRC and no Marker)";
+    case ScanResult::partial:
+      return "not exactly whole FPDUs";
+    case ScanResult::crc_error:
+      return "MPA CRC mismatch";
+    case ScanResult::length_error:
+      return "ULPDU_Length larger than the maximum accepted";
+    case ScanResult::marker_error:
+      return "Marker FPDUPTR disagrees with the FPDUs";
+    case ScanResult::no_room:
+      return "output too small";
+  }
+  return "unknown scan result";
+}
+
+ScanResult scan_segment(bytes_view seg, std::uint64_t stream_pos, const ScanConfig& cfg,
+                        std::span<ScannedFpdu> out, std::span<bytes_view> pieces,
+                        std::size_t* count) {
+  *count = 0;
+  if (!cfg.markers && !cfg.crc) return ScanResult::not_self_describing;
+  // Offsets are 32-bit; no TCP segment comes near that.
+  if (seg.empty() || seg.size() > UINT32_MAX) return ScanResult::partial;
+  if (cfg.markers && stream_pos % 4 != 0) return ScanResult::partial;
+  Scanner s(seg, stream_pos, cfg);
+  if (cfg.markers) {
+    // RFC 5044 section 5: the first Marker tells whether the FPDU it falls in began
+    // before the segment (then the segment cannot be placed on its own).
+    bool seen = false;
+    if (!s.first_marker_in_segment(&seen)) return ScanResult::partial;
+    // Without CRC a Marker is the only evidence that the segment starts at an FPDU.
+    if (!seen && !cfg.crc) return ScanResult::not_self_describing;
+  }
+  std::size_t n = 0, np = 0;
+  while (!s.done()) {
+    if (n == out.size()) return ScanResult::no_room;
+    if (const ScanResult r = s.next(out[n], pieces, &np); r != ScanResult::ok) return r;
+    ++n;
+  }
+  *count = n;
+  return ScanResult::ok;
+}
+
+}  // namespace esock::mpa
