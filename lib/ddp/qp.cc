@@ -182,7 +182,9 @@ void Qp::flush(std::optional<Status> first_started) {
 // Header copy: for errors raised by an incoming DDP segment (RDMAP and DDP layers) the
 // DDP Segment Length (M) and the Terminated DDP Header (D) are included; for a Read
 // Request the Terminated RDMA Header (R) as well. LLP and catastrophic errors carry none.
-void Qp::fail(TerminateCause c, bytes_view offending) {
+// A segment whose payload was placed early passes only its header octets in `offending`
+// and its whole length in seg_len, so its Terminate is the one on_segment would send.
+void Qp::fail(TerminateCause c, bytes_view offending, std::size_t seg_len) {
   if (state_ != QpState::rts && state_ != QpState::closing) return;
   Terminate t;
   t.cause = c;
@@ -191,7 +193,7 @@ void Qp::fail(TerminateCause c, bytes_view offending) {
     const std::size_t hl = (offending[0] & 0x80) ? tagged_hdr_len : untagged_hdr_len;
     if (offending.size() >= hl) {
       t.m = t.d = true;
-      t.ddp_seg_len = static_cast<std::uint16_t>(std::min<std::size_t>(offending.size(), 65535));
+      t.ddp_seg_len = static_cast<std::uint16_t>(std::min<std::size_t>(seg_len, 65535));
       t.ddp_hdr_len = hl;
       std::copy_n(offending.begin(), hl, t.ddp_hdr.begin());
       const bool is_rr =

@@ -92,6 +92,22 @@ class Qp {
 
   // One complete, CRC-checked ULPDU. Segments may arrive in any order (see README).
   void on_segment(bytes_view ulpdu);
+
+  // Early (out-of-order) placement, RFC 5041 section 5: Placement may happen in any order,
+  // Delivery happens in order. place_early() validates a data segment (tagged RDMA Write
+  // or Read Response, or an untagged Send on QN 0, payload non-empty) against the current
+  // state exactly as on_segment() would now, and on success copies its payload to the
+  // target with no other state change. False (nothing written, nothing changed) for any
+  // other segment or any failing check: the caller then keeps the segment and hands it to
+  // on_segment() at its place in the stream.
+  // header: exactly the DDP(+RDMAP) header octets (DdpHeader::length()); payload: the
+  // payload as gather pieces in order (MPA Markers already stepped over), any split.
+  bool place_early(bytes_view header, std::span<const bytes_view> payload);
+  // Later, at the segment's place in the stream: everything on_segment(header + payload)
+  // would do (checks, MSN bookkeeping, completions, Send with Invalidate, Terminate),
+  // except copying the payload again. Only for segments place_early() accepted; any other
+  // header is a caller bug and ends the stream with an RDMAP Local Catastrophic Error.
+  void on_placed_segment(bytes_view header, std::uint32_t payload_len);
   void llp_error(TerminateCause);  // MPA/TCP error: send Terminate, then error
   void llp_closed();               // orderly close: flush WRs; idle if nothing was pending
 
@@ -163,19 +179,45 @@ class Qp {
   bool emit_sq(OutSegment& out);
   bool emit_resp(OutSegment& out);
   void emit_read_request(OutSegment& out, SqWr& wr);
-  // rx
-  void rx_tagged(const SegmentView& v);
-  void rx_write(const SegmentView& v);
-  void rx_read_response(const SegmentView& v);
-  void rx_send(const SegmentView& v);
-  void rx_read_request(const SegmentView& v);
-  void rx_terminate(const SegmentView& v);
-  bool rx_rtr(const SegmentView& v);
+  // rx. One received segment: its header, the raw octets a Terminate copies from (the
+  // whole ULPDU, or only the header when the payload was placed early), its length, and
+  // the payload to place (empty when place_early() already placed it).
+  struct Rx {
+    DdpHeader h;
+    bytes_view raw;
+    std::size_t ulpdu_len = 0;
+    std::uint32_t len = 0;  // payload octets
+    std::span<const bytes_view> pieces;
+    bool placed = false;
+    bytes_view payload() const { return raw.subspan(h.length()); }  // only when !placed
+  };
+  // Where a data segment goes, or why it may not go there: the checks on_segment makes,
+  // split from the state change so place_early() can run them alone.
+  struct Target {
+    std::optional<TerminateCause> cause;
+    std::uint8_t* dst = nullptr;  // tagged
+    std::size_t index = 0;        // rq_[index] (Send) or orq_[index] (Read Response)
+    bool length_error = false;    // the receive WR completes with local_length_error
+  };
+  void dispatch(const Rx& s);
+  Target check_write(const DdpHeader& h, std::uint32_t len) const;
+  Target check_read_response(const DdpHeader& h, std::uint32_t len) const;
+  Target check_send(const DdpHeader& h, std::uint32_t len) const;
+  void rx_write(const Rx& s);
+  void rx_read_response(const Rx& s);
+  void rx_send(const Rx& s);
+  void rx_read_request(const Rx& s);
+  void rx_terminate(const Rx& s);
+  bool rx_rtr(const Rx& s);
   void accept_read_request(const ReadRequest& rr, bytes_view raw);
-  void deliver_sends(const SegmentView& v);
+  void deliver_sends(const Rx& s);
   void complete_reads();
   // errors and completion
-  void fail(TerminateCause c, bytes_view offending);
+  void fail(TerminateCause c, bytes_view offending) { fail(c, offending, offending.size()); }
+  void fail_rx(TerminateCause c, const Rx& s) { fail(c, s.raw, s.ulpdu_len); }
+  // offending: the segment's header octets at least; seg_len: its whole length (header +
+  // payload) for the Terminate's DDP Segment Length.
+  void fail(TerminateCause c, bytes_view offending, std::size_t seg_len);
   void flush(std::optional<Status> first_started);
   void drain_sq();
 

@@ -7,29 +7,13 @@
 #include <cstring>
 
 #include "base/seq32.h"
+#include "ddp/placement.h"
 #include "ddp/qp.h"
 
 namespace esock::ddp {
 namespace {
 
 using Check = StagTable::Check;
-
-// Tagged placement failures (RFC 5041 section 7.2). DDP has no access-rights code, so
-// that one is reported by RDMAP (RFC 5040 section 7, Remote Protection Error).
-TerminateCause tagged_cause(Check c) {
-  switch (c) {
-    case Check::invalid_stag:
-      return term::ddp_invalid_stag;
-    case Check::wrong_pd:
-      return term::ddp_stag_not_associated;
-    case Check::access:
-      return term::rdmap_access_rights;
-    case Check::to_wrap:
-      return term::ddp_to_wrap;
-    default:
-      return term::ddp_base_bounds;
-  }
-}
 
 // Read Request Data Source validation is RDMAP's (RFC 5040 section 7, Remote
 // Protection Error codes).
@@ -56,20 +40,6 @@ Status remote_status(TerminateCause c) {
   return Status::remote_operation_error;
 }
 
-void scatter(const std::vector<Sge>& sg, std::uint64_t off, bytes_view pl) {
-  for (const Sge& s : sg) {
-    if (pl.empty()) return;
-    if (off >= s.length) {
-      off -= s.length;
-      continue;
-    }
-    const std::size_t n = std::min<std::size_t>(s.length - off, pl.size());
-    std::memcpy(s.addr + off, pl.data(), n);
-    pl = pl.subspan(n);
-    off = 0;
-  }
-}
-
 }  // namespace
 
 void Qp::on_segment(bytes_view ulpdu) {
@@ -93,33 +63,49 @@ void Qp::on_segment(bytes_view ulpdu) {
       fail(term::ddp_catastrophic, ulpdu);
       return;
   }
+  // An MPA ULPDU is at most 65535 octets (RFC 5044 section 4.1); anything larger is not
+  // a segment the LLP could have delivered.
+  if (v.payload().size() > UINT32_MAX) return fail(term::ddp_catastrophic, {});
+  const bytes_view pieces[1] = {v.payload()};
+  Rx s;
+  s.h = v.hdr();
+  s.raw = ulpdu;
+  s.ulpdu_len = ulpdu.size();
+  s.len = static_cast<std::uint32_t>(v.payload().size());
+  s.pieces = pieces;
+  dispatch(s);
+}
+
+// The receive path shared by on_segment and on_placed_segment: `s.pieces` is empty when
+// the payload is already in place.
+void Qp::dispatch(const Rx& s) {
   if (rtr_expected_) {
     // RFC 6581: the first FPDU must be the RTR that was negotiated.
-    if (!rx_rtr(v)) fail(term::llp_no_matching_rtr, {});
+    if (!rx_rtr(s)) fail(term::llp_no_matching_rtr, {});
     return;
   }
-  const DdpHeader& h = v.hdr();
+  const DdpHeader& h = s.h;
   if (h.tagged) {
     if (h.opcode == RdmapOpcode::write)
-      rx_write(v);
+      rx_write(s);
     else
-      rx_read_response(v);
+      rx_read_response(s);
     return;
   }
   // RFC 5041 section 7.2: only the queues RDMAP defines exist (RFC 5040 section 5.1).
-  if (h.qn > qn_terminate) return fail(term::ddp_invalid_qn, v.bytes());
+  if (h.qn > qn_terminate) return fail_rx(term::ddp_invalid_qn, s);
   const bool right_queue = opcode_is_send(h.opcode)                ? h.qn == qn_send
                            : h.opcode == RdmapOpcode::read_request ? h.qn == qn_read_request
                                                                    : h.qn == qn_terminate;
-  if (!right_queue) return fail(term::rdmap_unexpected_opcode, v.bytes());
-  if (opcode_is_send(h.opcode)) return rx_send(v);
-  if (h.opcode == RdmapOpcode::read_request) return rx_read_request(v);
-  rx_terminate(v);
+  if (!right_queue) return fail_rx(term::rdmap_unexpected_opcode, s);
+  if (opcode_is_send(h.opcode)) return rx_send(s);
+  if (h.opcode == RdmapOpcode::read_request) return rx_read_request(s);
+  rx_terminate(s);
 }
 
-bool Qp::rx_rtr(const SegmentView& v) {
-  const DdpHeader& h = v.hdr();
-  const bool zero = v.payload().empty();
+bool Qp::rx_rtr(const Rx& s) {
+  const DdpHeader& h = s.h;
+  const bool zero = s.len == 0;
   bool ok = false;
   switch (*rtr_expected_) {
     case Rtr::send:
@@ -133,8 +119,8 @@ bool Qp::rx_rtr(const SegmentView& v) {
     case Rtr::read: {
       ReadRequest rr;
       ok = !h.tagged && h.opcode == RdmapOpcode::read_request && h.qn == qn_read_request &&
-           h.msn == rr_msn_ && h.last && h.mo == 0 && v.payload().size() == read_request_len &&
-           parse(v.payload(), rr) == WireError::ok && rr.size == 0 && cfg_.ird > 0;
+           h.msn == rr_msn_ && h.last && h.mo == 0 && !s.placed && s.len == read_request_len &&
+           parse(s.payload(), rr) == WireError::ok && rr.size == 0 && cfg_.ird > 0;
       if (ok) {
         irq_.push_back(IrqEntry{rr, nullptr, 0});  // the zero-length Read Response
         ++rr_msn_;
@@ -146,49 +132,23 @@ bool Qp::rx_rtr(const SegmentView& v) {
   return ok;
 }
 
-void Qp::rx_write(const SegmentView& v) {
-  const DdpHeader& h = v.hdr();
-  const bytes_view pl = v.payload();
+void Qp::rx_write(const Rx& s) {
   // RFC 5041 section 7: validation applies to non-zero-length tagged segments.
-  if (pl.empty()) return;
-  std::uint8_t* dst = nullptr;
-  const Check c = stags_.check(h.stag, cfg_.pd, access_remote_write, h.to,
-                               static_cast<std::uint32_t>(pl.size()), &dst);
-  if (c != Check::ok) return fail(tagged_cause(c), v.bytes());
-  std::memcpy(dst, pl.data(), pl.size());
+  if (s.len == 0) return;
+  const Target t = check_write(s.h, s.len);
+  if (t.cause) return fail_rx(*t.cause, s);
+  detail::copy_pieces(t.dst, s.pieces);
 }
 
-void Qp::rx_read_response(const SegmentView& v) {
-  const DdpHeader& h = v.hdr();
-  const bytes_view pl = v.payload();
-  const auto len = static_cast<std::uint32_t>(pl.size());
-  // RFC 5040, RDMA Read and ORD/IRD: a Read Response without an outstanding Read Request.
-  if (orq_.empty()) return fail(term::rdmap_unexpected_opcode, v.bytes());
-  OrqEntry* e = nullptr;
-  bool stag_known = false;
-  for (OrqEntry& o : orq_) {
-    if (o.last_seen && o.placed == o.size) continue;
-    if (o.sink_stag != h.stag) continue;
-    stag_known = true;
-    if (h.to >= o.sink_to && len <= o.size && h.to - o.sink_to <= o.size - len) {
-      e = &o;
-      break;
-    }
+void Qp::rx_read_response(const Rx& s) {
+  const Target t = check_read_response(s.h, s.len);
+  if (t.cause) return fail_rx(*t.cause, s);
+  OrqEntry& e = orq_[t.index];
+  if (s.len > 0) {
+    detail::copy_pieces(t.dst, s.pieces);
+    e.placed += s.len;
   }
-  if (e == nullptr)
-    return fail(stag_known ? term::ddp_base_bounds : term::ddp_invalid_stag, v.bytes());
-  if (len > 0) {
-    std::uint8_t* dst = nullptr;
-    const Check c = stags_.check(h.stag, cfg_.pd, access_local_write, h.to, len, &dst);
-    if (c != Check::ok) return fail(tagged_cause(c), v.bytes());
-    std::memcpy(dst, pl.data(), len);
-    e->placed += len;
-  }
-  if (h.last) {
-    // The last segment must end exactly where the requested sink range ends.
-    if (h.to - e->sink_to + len != e->size) return fail(term::ddp_base_bounds, v.bytes());
-    e->last_seen = true;
-  }
+  if (s.h.last) e.last_seen = true;
   complete_reads();
 }
 
@@ -202,38 +162,26 @@ void Qp::complete_reads() {
   drain_sq();
 }
 
-void Qp::rx_send(const SegmentView& v) {
-  const DdpHeader& h = v.hdr();
-  const bytes_view pl = v.payload();
-  // RFC 5041 section 7.2: the MSN must name a message not yet delivered and a posted
-  // buffer; MO + length must fit that buffer.
-  const std::int32_t k = seq_diff(h.msn, rq_msn_);
-  if (k < 0 || static_cast<std::uint32_t>(k) >= std::max<std::uint32_t>(cfg_.rq_depth, 1))
-    return fail(term::ddp_msn_range, v.bytes());
-  if (static_cast<std::size_t>(k) >= rq_.size()) return fail(term::ddp_msn_no_buffer, v.bytes());
-  RecvWr& wr = rq_[static_cast<std::size_t>(k)];
-  const std::uint64_t end = std::uint64_t{h.mo} + pl.size();
-  if (end > wr.capacity) {
-    wr.status = Status::local_length_error;
-    return fail(term::ddp_message_too_long, v.bytes());
+void Qp::rx_send(const Rx& s) {
+  const DdpHeader& h = s.h;
+  const Target t = check_send(h, s.len);
+  if (t.cause) {
+    if (t.length_error) rq_[t.index].status = Status::local_length_error;
+    return fail_rx(*t.cause, s);
   }
-  // A segment beyond the end the Last segment fixed, or a second Last segment that
-  // disagrees, has an impossible MO.
-  if ((wr.last_seen && end > wr.total) || (h.last && wr.last_seen && end != wr.total))
-    return fail(term::ddp_invalid_mo, v.bytes());
+  RecvWr& wr = rq_[t.index];
   if (h.last) {
     wr.last_seen = true;
-    wr.total = end;
+    wr.total = std::uint64_t{h.mo} + s.len;
   }
-  scatter(wr.sg, h.mo, pl);
-  wr.placed += pl.size();
+  detail::scatter(wr.sg, h.mo, s.pieces);
+  wr.placed += s.len;
   wr.opcode = h.opcode;
   wr.inv = h.rsvd_ulp;
-  if (wr.last_seen && wr.placed > wr.total) return fail(term::ddp_invalid_mo, v.bytes());
-  deliver_sends(v);
+  deliver_sends(s);
 }
 
-void Qp::deliver_sends(const SegmentView& v) {
+void Qp::deliver_sends(const Rx& s) {
   while (!rq_.empty() && rq_.front().last_seen && rq_.front().placed == rq_.front().total) {
     RecvWr& wr = rq_.front();
     Completion c{
@@ -244,9 +192,8 @@ void Qp::deliver_sends(const SegmentView& v) {
       const int r = stags_.invalidate(wr.inv, cfg_.pd);
       if (r != 0) {
         wr.status = Status::remote_invalid_request_error;
-        return fail(
-            r == EACCES ? term::rdmap_prot_cannot_invalidate : term::rdmap_op_cannot_invalidate,
-            v.bytes());
+        return fail_rx(
+            r == EACCES ? term::rdmap_prot_cannot_invalidate : term::rdmap_op_cannot_invalidate, s);
       }
       c.invalidated_stag = wr.inv;
     }
@@ -256,30 +203,30 @@ void Qp::deliver_sends(const SegmentView& v) {
   }
 }
 
-void Qp::rx_read_request(const SegmentView& v) {
-  const DdpHeader& h = v.hdr();
+void Qp::rx_read_request(const Rx& s) {
+  const DdpHeader& h = s.h;
   // RFC 5040 section 4.4: a Read Request is one segment carrying exactly its header.
-  if (h.mo != 0) return fail(term::ddp_invalid_mo, v.bytes());
+  if (h.mo != 0) return fail(term::ddp_invalid_mo, s.raw);
   ReadRequest rr;
-  if (!h.last || v.payload().size() != read_request_len || parse(v.payload(), rr) != WireError::ok)
-    return fail(term::rdmap_op_unspecified, v.bytes());
+  if (!h.last || s.payload().size() != read_request_len || parse(s.payload(), rr) != WireError::ok)
+    return fail(term::rdmap_op_unspecified, s.raw);
   const std::int32_t k = seq_diff(h.msn, rr_msn_);
-  if (k < 0) return fail(term::ddp_msn_range, v.bytes());
+  if (k < 0) return fail(term::ddp_msn_range, s.raw);
   // IRD is the number of QN 1 buffers (RFC 5040, RDMA Read and ORD/IRD): one more outstanding
   // Read Request finds no buffer.
   if (incoming_reads() + static_cast<std::size_t>(k) >= cfg_.ird)
-    return fail(term::ddp_msn_no_buffer, v.bytes());
+    return fail(term::ddp_msn_no_buffer, s.raw);
   if (k > 0) {
     auto& slot = rr_ahead_[static_cast<std::size_t>(k)];
-    if (slot) return fail(term::ddp_msn_range, v.bytes());  // duplicate MSN
+    if (slot) return fail(term::ddp_msn_range, s.raw);  // duplicate MSN
     PendingRr p;
     p.rr = rr;
-    p.ulpdu_len = static_cast<std::uint32_t>(v.bytes().size());
-    std::copy_n(v.bytes().begin(), p.bytes.size(), p.bytes.begin());
+    p.ulpdu_len = static_cast<std::uint32_t>(s.raw.size());
+    std::copy_n(s.raw.begin(), p.bytes.size(), p.bytes.begin());
     slot = p;
     return;
   }
-  accept_read_request(rr, v.bytes());
+  accept_read_request(rr, s.raw);
   while (state_ == QpState::rts || state_ == QpState::closing) {
     ++rr_msn_;
     std::rotate(rr_ahead_.begin(), rr_ahead_.begin() + (rr_ahead_.empty() ? 0 : 1),
@@ -302,11 +249,11 @@ void Qp::accept_read_request(const ReadRequest& rr, bytes_view raw) {
   irq_.push_back(IrqEntry{rr, src, 0});
 }
 
-void Qp::rx_terminate(const SegmentView& v) {
+void Qp::rx_terminate(const Rx& s) {
   // RFC 5040 (Terminate Message) and verbs: a Terminate ends the stream; all WRs are flushed and
   // the WR it refers to completes with the matching remote error.
   Terminate t;
-  const bytes_view pl = v.payload();
+  const bytes_view pl = s.payload();
   if (parse(pl, t) == WireError::ok) {
     cause_ = t.cause;
   } else if (pl.size() >= 2) {
