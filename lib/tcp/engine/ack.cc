@@ -41,10 +41,7 @@ bool Tcb::process_ack(Instant now, const TcpRepr& seg, std::size_t payload_len) 
     snd_wl2_ = ack;
     max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
   }
-  if (snd_wnd_ > 0) {
-    persist_deadline_ = Instant::never();
-    persist_backoff_ = 0;
-  }
+  // The persist timer is output()'s business (update_persist): it stops once data flows.
   probes_unanswered_ = 0;
 
   if (seq_gt(ack, snd_una_)) {

@@ -249,21 +249,9 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
 
   stats_.bytes_in += data.size();
   if (seq == rcv_nxt_) {
-    rcvq_.push(data, ref);
-    rcv_nxt_ += static_cast<std::uint32_t>(data.size());
-    bool filled = false;
-    if (!ooo_.empty()) {
-      ooo_.pop_ready(rcv_nxt_,
-                     [&](std::uint32_t s, bytes_view d, const BufRef& r, std::uint32_t len) {
-                       if (d.empty()) {
-                         if (user_) user_->on_range_delivered(s, len);
-                       } else {
-                         rcvq_.push(d, r);
-                       }
-                     });
-      // RFC 5681 4.2: ACK at once when a segment fills (part of) a hole.
-      filled = true;
-    }
+    // RFC 5681 4.2: ACK at once when a segment fills (part of) a hole.
+    bool filled = !ooo_.empty();
+    deliver_in_order(data, ref);
     if (peer_fin_seq_ && *peer_fin_seq_ == rcv_nxt_) deliver_fin(now);
     ++segs_since_ack_;
     // RFC 5681 4.2 / RFC 9293 3.8.6.3: ACK at least every second full-sized segment, and
@@ -276,17 +264,49 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
     return;
   }
 
-  // Ahead of a hole: offer it to the upper layer, keep the bytes or only the range.
+  // Ahead of a hole. Offered to the upper layer only when TCP can keep its promise for it
+  // (see TcbUser): the range overlaps nothing stored (else part of it may already be
+  // queued or placed, and placing it would hand those octets over twice) and there is room
+  // to remember it as a range-only piece (else a placed segment would be forgotten and the
+  // peer's retransmission handed over again). Otherwise only its new parts are stored.
   ++stats_.ooo_segments;
-  bool placed = user_ && user_->on_out_of_order(seq, data, ref);
+  const auto len = static_cast<std::uint32_t>(data.size());
+  bool placed =
+      user_ && ooo_.can_store_range_only(seq, len) && user_->on_out_of_order(seq, data, ref);
   if (placed) ++stats_.ooo_placed_by_user;
-  if (!ooo_.insert(rcv_nxt_, seq, static_cast<std::uint32_t>(data.size()),
-                   placed ? bytes_view{} : data, ref))
-    ++stats_.ooo_dropped;
+  if (!ooo_.insert(rcv_nxt_, seq, len, placed ? bytes_view{} : data, ref)) ++stats_.ooo_dropped;
   stats_.peak_ooo_bytes = std::max<std::uint64_t>(stats_.peak_ooo_bytes, ooo_.bytes_held());
   // RFC 5681 4.2: an out-of-order segment SHOULD be acknowledged at once (a duplicate ACK
   // carrying SACK blocks, RFC 2018 4).
   ack_now_ = true;
+}
+
+// In-order data at RCV.NXT. What the reassembly store already holds inside its range wins
+// over its bytes (RFC 9293 3.10.7.4 lets a receiver keep either copy): stored data is
+// queued from the store, and a range-only piece, whose octets the upper layer consumed
+// when they arrived out of order, is reported once through on_range_delivered and never
+// queued (a peer that re-segments or coalesces its retransmissions, like Linux's
+// tcp_retrans_try_collapse, sends in-order segments that span placed ranges).
+void Tcb::deliver_in_order(bytes_view data, const BufRef& ref) {
+  for (;;) {
+    const std::optional<std::uint32_t> next = ooo_.first_seq();
+    auto take = static_cast<std::uint32_t>(data.size());
+    if (next && seq_lt(*next, rcv_nxt_ + take)) take = *next - rcv_nxt_;
+    rcvq_.push(data.first(take), ref);
+    rcv_nxt_ += take;
+    data = data.subspan(take);
+    if (!next || *next != rcv_nxt_) return;
+    const std::uint32_t before = rcv_nxt_;
+    ooo_.pop_ready(rcv_nxt_, [&](std::uint32_t s, bytes_view d, const BufRef& r, std::uint32_t n) {
+      if (d.empty()) {
+        if (user_) user_->on_range_delivered(s, n);
+      } else {
+        rcvq_.push(d, r);
+      }
+    });
+    data = data.subspan(std::min<std::size_t>(data.size(), rcv_nxt_ - before));
+    if (data.empty()) return;
+  }
 }
 
 void Tcb::process_fin(Instant now, std::uint32_t fin_seq) {

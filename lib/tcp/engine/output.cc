@@ -11,8 +11,16 @@
 namespace esock::tcp {
 
 namespace {
-constexpr std::size_t max_pieces = 16;
+// Shortens a gathered piece list to its first `len` bytes; returns the pieces kept.
+std::size_t trim_pieces(std::span<TxPiece> p, std::size_t n, std::size_t len) {
+  std::size_t k = 0, covered = 0;
+  for (; k < n && covered < len; ++k) {
+    if (p[k].data.size() > len - covered) p[k].data = p[k].data.first(len - covered);
+    covered += p[k].data.size();
+  }
+  return k;
 }
+}  // namespace
 
 std::uint32_t Tcb::ts_now(Instant now) const {
   // RFC 7323 5.4: a 1 ms clock, offset per connection so TSval leaks no host uptime.
@@ -109,19 +117,11 @@ std::uint32_t Tcb::send_segment(Instant now, std::uint32_t seq, std::uint32_t le
   fill_options(r, false);
   if (r.options.timestamps) r.options.timestamps->tsval = ts_now(now);
 
-  // RFC 9293 3.7.1: Eff.snd.MSS counts the options this segment carries. SMSS already
-  // allows for timestamps; SACK blocks in a data segment take their room from the data.
-  std::uint32_t extra = static_cast<std::uint32_t>(tcp_header_len(r)) - 20 - (ts_ok_ ? 12 : 0);
-  if (len > 0 && extra > 0 && len + extra > smss_) {
-    std::uint32_t room = smss_ > extra ? smss_ - extra : 0;
-    if (room < len) len = room;
-  }
-
-  std::array<TxPiece, max_pieces> pieces;
+  std::array<TxPiece, max_segment_pieces> pieces;
   std::size_t n = 0;
   if (len > 0) {
     std::uint32_t want = len;
-    len = static_cast<std::uint32_t>(sndbuf_.gather(seq - snd_una_, len, pieces, &n));
+    fit_payload(r, seq, len, pieces, n);
     // Out of gather slots or room: the FIN waits for the segment with the last octet.
     if (len < want) r.flags &= static_cast<std::uint8_t>(~tcp_flag::fin);
     // PSH when this segment empties what the application gave us (3.9.1 SEND push).
@@ -170,7 +170,45 @@ void Tcb::send_rst(Instant now, std::uint32_t seq) {
   ++stats_.segs_out;
 }
 
+// The payload of the data segment [seq, seq + len): gathered into at most
+// max_segment_pieces pieces and, with the options r carries, at most Eff.snd.MSS (RFC 9293
+// 3.7.1; SMSS already allows for timestamps, SACK blocks take their room from the data).
+// Both limits keep record alignment (RFC 5044 section 8: with MPA, every segment starts
+// with an FPDU header): out of pieces, the segment ends at the last record boundary
+// gathered; short of room for SACK blocks, a record-bounded segment sends fewer blocks
+// (the first, most recent one is kept longest, RFC 2018 section 4) and only a plain byte
+// stream gives up data. Shortens len (and sets n) to what goes out.
+void Tcb::fit_payload(TcpRepr& r, std::uint32_t seq, std::uint32_t& len, std::span<TxPiece> pieces,
+                      std::size_t& n) {
+  const std::size_t offset = seq - snd_una_;
+  const std::uint32_t want = len;
+  len = static_cast<std::uint32_t>(sndbuf_.gather(offset, len, pieces, &n));
+  if (len < want) {
+    len = static_cast<std::uint32_t>(sndbuf_.cut_at_record(offset, len));
+    n = trim_pieces(pieces, n, len);
+  }
+  auto extra = [&] {
+    return static_cast<std::uint32_t>(tcp_header_len(r)) - 20 - (ts_ok_ ? 12 : 0);
+  };
+  if (extra() == 0 || len + extra() <= smss_) return;
+  if (sndbuf_.record_ends_at(offset + len)) {
+    while (r.options.sack_count > 0 && len + extra() > smss_) --r.options.sack_count;
+    return;
+  }
+  std::uint32_t room = smss_ > extra() ? smss_ - extra() : 0;
+  if (room < len) {
+    len = room;
+    n = trim_pieces(pieces, n, len);
+  }
+}
+
+// Retransmits [seq, seq + len) (fast retransmit, NewReno partial ACKs, RFC 6675 NextSeg).
+// The original segments started at record boundaries; so does what follows this one,
+// because len is cut at the last record boundary within it.
 void Tcb::retransmit(Instant now, std::uint32_t seq, std::uint32_t len) {
+  const std::uint32_t end = data_end();
+  len = std::min(len, seq_lt(seq, end) ? end - seq : 0);  // the FIN is a flag, not data
+  if (len > 0) len = static_cast<std::uint32_t>(sndbuf_.cut_at_record(seq - snd_una_, len));
   std::uint8_t flags = 0;
   // The FIN goes again with the last data octet (or alone) once it has been sent.
   if (fin_queued_ && seq_gt(snd_max_, fin_seq()) && seq + len == fin_seq()) flags = tcp_flag::fin;
@@ -211,13 +249,20 @@ bool Tcb::send_new_data(Instant now, bool in_recovery) {
       sent = true;
       break;
     }
+    const std::size_t offset = snd_nxt_ - snd_una_;
+    // A record that fits one segment but not the usable window waits for the window
+    // rather than be split (RFC 5044 section 8 alignment), unless the peer has never
+    // offered a window that large: then splitting is the only way forward. With nothing in
+    // flight the persist timer keeps asking for the window (update_persist).
+    const std::uint32_t next_record = static_cast<std::uint32_t>(
+        sndbuf_.record_ends(offset, std::min<std::uint32_t>(unsent, smss_)).first);
+    if (next_record > usable && max_snd_wnd_ >= next_record) break;
     std::uint32_t len = std::min({unsent, usable, std::uint32_t{smss_}});
     if (len == 0) break;
-    std::size_t offset = snd_nxt_ - snd_una_;
-    std::uint32_t cut = static_cast<std::uint32_t>(sndbuf_.cut_at_record(offset, len));
-    bool whole_record =
-        cut < len || (cut == len && len < smss_ && sndbuf_.cut_at_record(offset, smss_) == len);
-    len = cut;
+    const std::uint32_t last_record =
+        static_cast<std::uint32_t>(sndbuf_.record_ends(offset, len).last);
+    bool whole_record = last_record != 0;
+    if (whole_record) len = last_record;
     // Sender SWS avoidance and Nagle (3.8.6.2.1): a full segment, a whole upper-layer
     // record, everything queued when nothing is unacknowledged (or Nagle is off), at least
     // half the largest window the peer offered, or a retransmission.
@@ -300,9 +345,21 @@ void Tcb::output(Instant now) {
   }
   if (!sent && (ack_now_ || window_update_due())) send_ack(now);
 
-  // Zero window with data waiting and nothing in flight: probe (3.8.6.1).
-  if (snd_wnd_ == 0 && unsent() > 0 && snd_una_ == snd_max_ &&
-      persist_deadline_ == Instant::never()) {
+  update_persist(now);
+}
+
+// RFC 9293 3.8.6.1: with data waiting and nothing in flight, no ACK will come to open the
+// window, so the persist timer asks for it. That covers a zero window and also a window
+// too small for the next record (send_new_data waits rather than split it) or for a
+// segment worth sending (SWS avoidance). The deadline and its back-off survive ACKs that
+// do not let us send (on_persist re-arms it); they reset once data is in flight again.
+void Tcb::update_persist(Instant now) {
+  if (unsent() == 0 || snd_una_ != snd_max_ || device_blocked_) {
+    persist_deadline_ = Instant::never();
+    persist_backoff_ = 0;
+    return;
+  }
+  if (persist_deadline_ == Instant::never()) {
     persist_deadline_ = now + rtt_.rto();
     rto_deadline_ = Instant::never();
   }

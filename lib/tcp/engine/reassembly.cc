@@ -101,6 +101,14 @@ bool Reassembly::insert(std::uint32_t rcv_nxt, std::uint32_t seq, std::uint32_t 
   return true;
 }
 
+bool Reassembly::can_store_range_only(std::uint32_t seq, std::uint32_t len) const {
+  if (len == 0 || len > max_segment_span) return false;
+  const std::size_t i = first_ending_after(seq);
+  if (i < pieces_.size() && seq_lt(pieces_[i].seq, seq + len)) return false;  // overlaps
+  // insert() counts the new piece before merging it with range-only neighbours.
+  return pieces_.size() < max_ranges_;
+}
+
 void Reassembly::merge_range_only() {
   std::size_t out = 0;
   for (std::size_t i = 1; i < pieces_.size(); ++i) {

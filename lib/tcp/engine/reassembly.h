@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,17 @@ class Reassembly {
   // it) or when data is neither empty nor len bytes. Already-received data returns true.
   bool insert(std::uint32_t rcv_nxt, std::uint32_t seq, std::uint32_t len, bytes_view data,
               const BufRef& ref);
+
+  // True when [seq, seq + len) overlaps no stored piece and insert() of it as a range-only
+  // piece (empty data) would succeed. The engine asks this before offering a segment to
+  // the upper layer: once the upper layer has consumed the bytes, TCP must be able to
+  // remember the range, or the retransmission would hand the same bytes over again.
+  bool can_store_range_only(std::uint32_t seq, std::uint32_t len) const;
+  // The first sequence number stored (the lowest piece), if any.
+  std::optional<std::uint32_t> first_seq() const {
+    if (pieces_.empty()) return std::nullopt;
+    return pieces_.front().seq;
+  }
 
   using PopFn =
       function_ref<void(std::uint32_t seq, bytes_view data, const BufRef& ref, std::uint32_t len)>;

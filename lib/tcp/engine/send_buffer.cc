@@ -75,10 +75,25 @@ std::size_t SendBuffer::gather(std::size_t offset, std::size_t len, std::span<Tx
   return covered;
 }
 
-std::size_t SendBuffer::cut_at_record(std::size_t offset, std::size_t max_len) const {
+bool SendBuffer::append_record(std::span<const TxPiece> parts) {
+  std::size_t total = 0;
+  for (const TxPiece& p : parts) total += p.data.size();
+  if (total == 0 || total > space()) return false;
+  for (const TxPiece& p : parts) {
+    if (p.data.empty()) continue;
+    if (p.ref)
+      append_ref(p.data, p.ref, false);
+    else
+      append_copy(p.data);  // fits: checked above
+  }
+  chunks_.back().eor = true;
+  return true;
+}
+
+SendBuffer::RecordEnds SendBuffer::record_ends(std::size_t offset, std::size_t max_len) const {
   std::size_t pos = offset + head_off_;
-  std::size_t run = 0;   // bytes from offset to the end of the current chunk
-  std::size_t best = 0;  // longest prefix ending on a record boundary
+  std::size_t run = 0;  // bytes from offset to the end of the current chunk
+  RecordEnds r;
   for (const Chunk& c : chunks_) {
     if (pos >= c.len) {
       pos -= c.len;
@@ -87,9 +102,12 @@ std::size_t SendBuffer::cut_at_record(std::size_t offset, std::size_t max_len) c
     run += c.len - pos;
     pos = 0;
     if (run > max_len) break;
-    if (c.eor) best = run;
+    if (c.eor) {
+      if (!r.first) r.first = run;
+      r.last = run;
+    }
   }
-  return best ? best : max_len;
+  return r;
 }
 
 }  // namespace esock::tcp

@@ -32,6 +32,10 @@ class SendBuffer {
   // Appends `data` by reference (no copy); all or nothing. `end_of_record` marks the last
   // byte as a record boundary (see cut_at_record).
   bool append_ref(bytes_view data, const BufRef& ref, bool end_of_record = false);
+  // Appends one whole record, all or nothing: each part by reference when it has a ref,
+  // copied when its ref is empty (TxPiece's convention); the last byte ends the record.
+  // False (nothing appended) when the parts do not fit or are all empty.
+  bool append_record(std::span<const TxPiece> parts);
 
   // Drops `n` bytes from the front (they were ACKed). Chunks fully acked release their ref.
   void consume(std::size_t n);
@@ -41,10 +45,25 @@ class SendBuffer {
   std::size_t gather(std::size_t offset, std::size_t len, std::span<TxPiece> out,
                      std::size_t* pieces) const;
 
+  // Record boundaries in (offset, offset + max_len], as lengths from `offset`: the first
+  // and the last one (0 when there is none).
+  struct RecordEnds {
+    std::size_t first = 0;
+    std::size_t last = 0;
+  };
+  RecordEnds record_ends(std::size_t offset, std::size_t max_len) const;
+
   // Largest length <= max_len starting at `offset` that ends on a record boundary, or
   // max_len when no record boundary lies in (offset, offset + max_len] or the first record
   // is longer than max_len. Lets an upper layer (MPA) keep every segment starting at an FPDU.
-  std::size_t cut_at_record(std::size_t offset, std::size_t max_len) const;
+  std::size_t cut_at_record(std::size_t offset, std::size_t max_len) const {
+    const RecordEnds r = record_ends(offset, max_len);
+    return r.last ? r.last : max_len;
+  }
+  // True when a record ends exactly at `offset` (counted from SND.UNA, offset > 0).
+  bool record_ends_at(std::size_t offset) const {
+    return offset > 0 && record_ends(offset - 1, 1).last == 1;
+  }
 
  private:
   struct Chunk {

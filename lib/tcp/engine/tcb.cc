@@ -205,6 +205,12 @@ bool Tcb::send_ref(Instant now, bytes_view data, const BufRef& ref, bool end_of_
   return true;
 }
 
+bool Tcb::send_record(Instant now, std::span<const TxPiece> parts) {
+  if (!sendable() || !sndbuf_.append_record(parts)) return false;
+  output(now);
+  return true;
+}
+
 std::size_t Tcb::recv(Instant now, mut_bytes out) {
   std::size_t n = rcvq_.read(out);
   if (n && window_update_due()) output(now);

@@ -76,9 +76,27 @@ class TcbUser {
   virtual void on_writable() {}                      // send buffer space opened
   virtual void on_acked(std::uint32_t /*bytes*/) {}  // SND.UNA moved over this many data bytes
   virtual void on_closed(CloseReason) {}
-  // An out-of-order segment [seq, seq + data.size()) ahead of a hole. Return true when the
-  // upper layer has consumed the bytes itself (DDP placement): TCP then remembers only the
-  // range, for ACK/SACK, and will report it through on_range_delivered when the hole fills.
+  // Out-of-order placement (DDP early placement, ARCHITECTURE.md). TCP offers a segment
+  // [seq, seq + data.size()) that arrived ahead of a hole, after trimming it to the
+  // window, and only when (1) the range overlaps nothing TCP has stored out of order, and
+  // (2) TCP has room to remember the range without its bytes. Return true when the upper
+  // layer has consumed the bytes itself: TCP then keeps only the range (for ACK and SACK)
+  // and never hands those octets over as data. Return false and TCP stores the bytes
+  // (subject to its limits) like any other out-of-order data. Segments that fail (1) or
+  // (2) are not offered; only their new octets are stored, as data.
+  //
+  // Exactly once: every octet of the stream reaches the upper layer once, in sequence
+  // order, either as data in recv_queue() or as part of a range reported to
+  // on_range_delivered. When RCV.NXT reaches a placed range (the hole before it filled),
+  // TCP calls on_range_delivered(seq, len) with seq == the stream position right after
+  // the last octet pushed into recv_queue(): the octets already queued (read or not)
+  // precede [seq, seq + len), and octets queued after the call follow it. Each placed
+  // octet is reported once, even when in-order data arrives that spans placed ranges (a
+  // peer re-segmenting or coalescing its retransmissions): the covered octets of such data
+  // are dropped and the ranges reported in their place; adjacent placed ranges may be
+  // reported as one. Ranges are reported from inside segment processing: the callback may
+  // read and consume recv_queue() (RecvQueue::read/consume) to keep its position, but must
+  // not call other Tcb members; on_readable follows once the segment is processed.
   virtual bool on_out_of_order(std::uint32_t /*seq*/, bytes_view /*data*/, const BufRef&) {
     return false;
   }
@@ -134,8 +152,25 @@ class Tcb {
   std::size_t send(Instant now, bytes_view data);
   // Zero-copy send: `data` stays referenced through `ref` until ACKed. All or nothing.
   // end_of_record: never start a segment in the middle of this record unless it is
-  // larger than a segment (MPA's FPDU alignment, RFC 5044 section 8).
+  // larger than a segment (MPA's FPDU alignment, RFC 5044 section 8). The record is what
+  // was queued since the previous record's end; since each call may transmit at once, a
+  // record built from several calls can go out before its end is queued: use send_record.
   bool send_ref(Instant now, bytes_view data, const BufRef& ref, bool end_of_record = false);
+  // A whole upper-layer record (an MPA FPDU) in one call, all or nothing: parts with a ref
+  // are queued by reference, parts with an empty ref are copied (TxPiece's convention).
+  // Unlike a series of send/send_ref calls, no segment can go out between the parts, so a
+  // record of at most max_record() octets and max_segment_pieces parts always starts and
+  // ends a segment.
+  bool send_record(Instant now, std::span<const TxPiece> parts);
+  // The largest record that always travels in one segment: SMSS (RFC 9293 3.7.1, the
+  // peer's MSS less the options every segment carries) once the handshake is done; before
+  // it, the RFC's default of 536. MPA sizes its FPDUs (MULPDU, RFC 5044 section 8) from
+  // it so that every segment starts with an FPDU header. SACK blocks never shrink this:
+  // a record-bounded segment drops SACK blocks rather than split the record.
+  std::uint32_t max_record() const { return smss_; }
+  // Most buffer pieces one segment gathers (one per send/send_ref chunk it covers; runs of
+  // copied bytes share a chunk). A record needing more is split.
+  static constexpr std::size_t max_segment_pieces = 16;
   // RECEIVE (3.10.3): copies out in-order data, reopening the window.
   std::size_t recv(Instant now, mut_bytes out);
   // Zero-copy receive: read recv_queue() in place, then report what was consumed.
@@ -177,6 +212,7 @@ class Tcb {
   bool acceptable(const TcpRepr& seg, std::size_t payload_len) const;
   void take_options(const TcpRepr& syn);
   void process_text(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref);
+  void deliver_in_order(bytes_view data, const BufRef& ref);
   void process_fin(Instant now, std::uint32_t fin_seq);
   void deliver_fin(Instant now);
   void update_ts_recent(Instant now, const TcpRepr& seg);
@@ -192,6 +228,9 @@ class Tcb {
   void send_recovery(Instant now);
   std::uint32_t send_segment(Instant now, std::uint32_t seq, std::uint32_t len, std::uint8_t flags);
   void retransmit(Instant now, std::uint32_t seq, std::uint32_t len);
+  void fit_payload(TcpRepr& r, std::uint32_t seq, std::uint32_t& len, std::span<TxPiece> pieces,
+                   std::size_t& n);
+  void update_persist(Instant now);
   void send_ack(Instant now);
   void send_challenge_ack(Instant now);
   void send_rst(Instant now, std::uint32_t seq);

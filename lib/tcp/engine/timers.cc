@@ -70,13 +70,19 @@ void Tcb::on_rto(Instant now) {
   arm_rto(now);
 }
 
-// Zero-window probe. We send the old octet before SND.UNA with no data, as a keepalive
-// does: the receiver must answer an unacceptable segment with an ACK that carries its
+// Window probe (RFC 9293 3.8.6.1). The RFC's probe carries one octet of new data; ours
+// carries none and the old sequence number SND.UNA - 1 (as Linux's tcp_xmit_probe_skb
+// does), for two reasons. Alignment: when the head of the unsent data is an upper-layer
+// record (an MPA FPDU), an accepted one-octet probe would make every later segment start
+// one octet into a record (RFC 5044 section 8 alignment lost for good), and a probe
+// for a small non-zero window must not split the record either. Liveness: the segment is
+// outside the receive window, so the receiver must answer it with an ACK carrying its
 // current window (3.10.7.4), and the probe never becomes data we could time out on
-// (MUST-26: probing continues as long as the peer answers).
+// (MUST-26: probing continues as long as the peer answers; probes_unanswered_ counts only
+// silence).
 void Tcb::on_persist(Instant now) {
   persist_deadline_ = Instant::never();
-  if (snd_wnd_ != 0 || unsent() == 0) return;
+  if (unsent() == 0 || snd_una_ != snd_max_) return;
   if (++probes_unanswered_ > cfg_.max_retries) {
     finish(CloseReason::timeout);
     return;
