@@ -168,9 +168,10 @@ ScanResult scan_segment(bytes_view seg, std::uint64_t stream_pos, const ScanConf
   }
   std::size_t n = 0, np = 0;
   while (!s.done()) {
+    ScannedFpdu f;  // out may be full while the segment is not placeable anyway: say which
+    if (const ScanResult r = s.next(f, pieces, &np); r != ScanResult::ok) return r;
     if (n == out.size()) return ScanResult::no_room;
-    if (const ScanResult r = s.next(out[n], pieces, &np); r != ScanResult::ok) return r;
-    ++n;
+    out[n++] = f;
   }
   *count = n;
   return ScanResult::ok;
