@@ -357,5 +357,30 @@ TEST(Reassembly, WorksAcrossSequenceWrap) {
   EXPECT_EQ(rcv_nxt, nxt + 300);
 }
 
+// The engine offers a segment for placement only when this holds; it must agree with
+// what insert() of a range-only piece then does.
+TEST(Reassembly, CanStoreRangeOnlyMeansDisjointAndRoomForOnePiece) {
+  Reassembly r(1000, 3);
+  const std::uint32_t nxt = 0xfffffff0u;  // across the wrap
+  std::vector<std::uint8_t> d(100, 1);
+  EXPECT_FALSE(r.first_seq().has_value());
+  ASSERT_TRUE(r.insert(nxt, nxt + 100, 100, d, {}));
+  EXPECT_EQ(r.first_seq(), nxt + 100);
+  EXPECT_FALSE(r.can_store_range_only(nxt + 150, 10));  // inside
+  EXPECT_FALSE(r.can_store_range_only(nxt + 50, 51));   // overlaps the start
+  EXPECT_FALSE(r.can_store_range_only(nxt + 199, 5));   // overlaps the end
+  EXPECT_FALSE(r.can_store_range_only(nxt + 300, 0));   // nothing to store
+  EXPECT_TRUE(r.can_store_range_only(nxt + 50, 50));    // adjacent below
+  EXPECT_TRUE(r.can_store_range_only(nxt + 200, 50));   // adjacent above
+  ASSERT_TRUE(r.insert(nxt, nxt + 300, 10, {}, {}));
+  ASSERT_TRUE(r.insert(nxt, nxt + 400, 10, {}, {}));
+  EXPECT_EQ(r.piece_count(), 3u);
+  // Full: even a range that would merge with a range-only neighbour is refused, because
+  // insert() counts the piece before merging.
+  EXPECT_FALSE(r.can_store_range_only(nxt + 310, 5));
+  EXPECT_FALSE(r.insert(nxt, nxt + 310, 5, {}, {}));
+  EXPECT_FALSE(r.can_store_range_only(nxt + 600, 5));
+}
+
 }  // namespace
 }  // namespace esock::tcp
