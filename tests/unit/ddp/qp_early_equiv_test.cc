@@ -198,7 +198,7 @@ struct Scenario {
     std::vector<bytes_view> pieces;
     auto header_of = [&](std::size_t j) {
       const Bytes& s = stream[j];
-      return bytes_view(s).first(std::min<std::size_t>(s.size(), (s[0] & 0x80) ? 14 : 18));
+      return bytes_view(s).first(std::min<std::size_t>(s.size(), header_length(s[0])));
     };
     auto try_place = [&](std::size_t j) {
       const bytes_view hdr = header_of(j);

@@ -43,7 +43,7 @@ DdpHeader send_hdr(std::uint32_t msn, std::uint32_t mo = 0, bool last = true) {
 }
 
 bytes_view header_of(const Bytes& s) {
-  return bytes_view(s).first((s[0] & 0x80) ? tagged_hdr_len : untagged_hdr_len);
+  return bytes_view(s).first(header_length(s[0]));
 }
 
 std::uint32_t payload_len(const Bytes& s) {
