@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "esock/soft/llp_errors.h"
+#include "esock/soft/rdmap_start.h"
 
 namespace esock::soft {
 
@@ -45,24 +46,7 @@ void Connection::established() {
   const mpa::Negotiated& n = negotiator_.result();
   framer_.emplace(n.markers_tx, n.crc);
   deframer_.emplace(n.markers_rx, n.crc, max_peer_ulpdu);
-  qp_.set_ird_ord(n.ird, n.ord);
-  qp_.rts();
-  // RFC 6581 section 3: in peer-to-peer mode the initiator's first FPDU is the RTR and the
-  // responder sends nothing until it has received it.
-  if (n.rtr != mpa::Rtr::none) {
-    const ddp::Rtr rtr = n.rtr == mpa::Rtr::send    ? ddp::Rtr::send
-                         : n.rtr == mpa::Rtr::write ? ddp::Rtr::write
-                                                    : ddp::Rtr::read;
-    if (cfg_.mpa.initiator) {
-      qp_.send_rtr(rtr);
-    } else {
-      qp_.expect_rtr(rtr);
-    }
-  } else if (!cfg_.mpa.initiator) {
-    // RFC 5044 section 7.1: without an RTR the responder sends no FPDU before it has
-    // received the initiator's first one.
-    hold_tx_until_rx_ = true;
-  }
+  hold_tx_until_rx_ = start_rdmap(n, cfg_.mpa.initiator, qp_);
   state_ = State::established;
   pump();
 }

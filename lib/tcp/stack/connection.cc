@@ -15,6 +15,10 @@ bool Connection::send_ref(bytes_view data, const BufRef& ref, bool end_of_record
   return tcb_.send_ref(stack_.now(), data, ref, end_of_record);
 }
 
+bool Connection::send_record(std::span<const TxPiece> parts) {
+  return tcb_.send_record(stack_.now(), parts);
+}
+
 std::size_t Connection::recv(mut_bytes out) {
   return tcb_.recv(stack_.now(), out);
 }

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +53,7 @@ class Connection final : private TcbUser {
   // Data calls, as on the TCB, at the stack's current time.
   std::size_t send(bytes_view data);
   bool send_ref(bytes_view data, const BufRef& ref, bool end_of_record = false);
+  bool send_record(std::span<const TxPiece> parts);  // one whole record (Tcb::send_record)
   std::size_t recv(mut_bytes out);
   void shutdown_send();  // FIN after queued data (the RFC's CLOSE); reading goes on
 

@@ -1,0 +1,183 @@
+// Endpoint receive side: the in-order byte stream (MPA negotiation, then the deframer) and
+// out-of-order placement (RFC 5044 section 8, RFC 5041 section 5).
+#include <algorithm>
+#include <array>
+
+#include "esock/soft/llp_errors.h"
+#include "esock/utcp/endpoint.h"
+#include "mpa/segment_scan.h"
+
+namespace esock::utcp {
+
+namespace {
+// RFC 5041 section 5.1 / 5.2: the tagged header is 14 octets (RDMAP control included),
+// the untagged one 18; the T bit is the high bit of the first octet.
+std::size_t ddp_header_len(std::uint8_t first) {
+  return (first & 0x80) ? 14 : 18;
+}
+}  // namespace
+
+std::uint64_t Endpoint::rx_stream_pos(std::uint32_t seq) const {
+  // Out-of-order segments lie ahead of rx_seq_ within the receive window (< 2^31).
+  return rx_pos_ + static_cast<std::uint32_t>(seq - rx_seq_);
+}
+
+// Drains what TCP has delivered in order: queued octets and placed ranges, interleaved in
+// sequence order (TcbUser's exactly-once contract).
+bool Endpoint::receive() {
+  tcp::Tcb& tcb = conn_->tcb();
+  tcp::RecvQueue& rq = tcb.recv_queue();
+  bool did = false;
+  for (;;) {
+    if (!skips_.empty() && skips_.front().seq == rx_seq_) {
+      const Skip s = skips_.front();
+      skips_.pop_front();
+      if (!skip_placed(s.len)) break;
+      did = true;
+      continue;
+    }
+    bytes_view v = rq.front();
+    if (v.empty()) break;
+    if (!skips_.empty()) v = v.first(std::min<std::size_t>(v.size(), skips_.front().seq - rx_seq_));
+    std::size_t used = v.size();
+    if (state_ == State::negotiating) {
+      // The negotiator takes at most up to the end of the peer's frame; the rest is the
+      // FPDU stream and is read in the next round, with its stream position known.
+      used = negotiator_.feed(v);
+      send_copy(negotiator_.take_output());
+    } else if (state_ == State::established) {
+      deframe(v);
+    }  // failed or closed: octets are dropped
+    tcb.recv_consumed(stack_.now(), used);
+    rx_seq_ += static_cast<std::uint32_t>(used);
+    if (rx_stream_started_) rx_pos_ += used;
+    did = true;
+    if (state_ == State::negotiating) {
+      switch (negotiator_.state()) {
+        case mpa::Negotiator::State::in_progress:
+          break;
+        case mpa::Negotiator::State::established:
+          established();  // stream position 0 is rx_seq_ now
+          break;
+        case mpa::Negotiator::State::rejected:
+          fail("MPA connection rejected: " + negotiator_.error());
+          break;
+        case mpa::Negotiator::State::failed:
+          fail("MPA negotiation failed: " + negotiator_.error());
+          break;
+      }
+    }
+  }
+  // RFC 5040 section 5: the peer closed the LLP stream; nothing more will arrive.
+  if (tcb.peer_closed() && rq.empty() && skips_.empty() && state_ != State::closed &&
+      state_ != State::failed) {
+    if (state_ == State::negotiating) negotiator_.peer_closed();
+    qp_.llp_closed();
+    state_ = State::closed;
+    did = true;
+  }
+  return did;
+}
+
+void Endpoint::deframe(bytes_view in) {
+  const mpa::Error err = deframer_->feed(in, [this](bytes_view ulpdu) {
+    ++stats_.fpdus_rx;
+    hold_tx_until_rx_ = false;
+    qp_.on_segment(ulpdu);
+  });
+  if (err != mpa::Error::none) {
+    // RFC 5044 section 8: fatal to the stream; a Terminate (LLP layer) goes out first.
+    qp_.llp_error(soft::llp_terminate_cause(err));
+    fail(std::string("MPA receive error: ") + soft::mpa_error_name(err));
+  }
+}
+
+// TCP reached a range whose FPDUs were placed out of order: the deframer steps over it and
+// the queue pair does, in stream order, what it skipped at placement time.
+bool Endpoint::skip_placed(std::uint32_t len) {
+  if (state_ != State::established) {
+    rx_seq_ += len;
+    rx_pos_ += len;
+    return true;
+  }
+  if (!deframer_->skip(len)) {
+    qp_.llp_error(ddp::term::llp_local_catastrophic);
+    fail("internal error: a placed range does not start at an FPDU boundary");
+    return false;
+  }
+  const std::uint64_t end = rx_pos_ + len;
+  while (const PlacedFpdu* f = placed_.front()) {
+    if (f->pos >= end) break;
+    ++stats_.fpdus_placed_early;
+    hold_tx_until_rx_ = false;
+    qp_.on_placed_segment(f->header(), f->payload_len);
+    placed_.pop();
+  }
+  rx_seq_ += len;
+  rx_pos_ = end;
+  return true;
+}
+
+void Endpoint::on_range_delivered(std::uint32_t seq, std::uint32_t len) {
+  skips_.push_back(Skip{seq, len});
+  work_ = true;
+}
+
+// RFC 5044 section 8: a segment ahead of a hole is placed now when it is self-describing,
+// i.e. a run of whole FPDUs whose headers we can find (Markers, or an aligned sender) and
+// whose CRCs check. All or nothing: either TCP keeps only the range, or it keeps the bytes
+// and they come through the deframer in order. A payload written here for a segment that
+// is then not placed is written again, identically, in order (place_early changes nothing
+// else), so a partial attempt is harmless.
+bool Endpoint::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef&) {
+  if (!opts_.ooo_placement || state_ != State::established) return false;
+  ++stats_.ooo_segments;
+  // Sized for one segment of up to a jumbo frame; a larger one is simply not placed.
+  std::array<mpa::ScannedFpdu, 64> found;
+  std::array<bytes_view, 96> views;
+  std::size_t n = 0;
+  const mpa::Negotiated& neg = negotiator_.result();
+  const std::uint64_t pos = rx_stream_pos(seq);
+  const mpa::ScanResult r = mpa::scan_segment(
+      data, pos, mpa::ScanConfig{neg.markers_rx, neg.crc, 65535}, found, views, &n);
+  if (r == mpa::ScanResult::crc_error) {
+    ++stats_.ooo_crc_errors;  // never placed; the deframer reports it in order (fatal)
+    return false;
+  }
+  if (r != mpa::ScanResult::ok || n == 0) {
+    ++stats_.ooo_not_self_describing;
+    return false;
+  }
+  std::array<PlacedFpdu, 64> rec;
+  std::uint64_t placed_bytes = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const mpa::ScannedFpdu& f = found[i];
+    const std::size_t hl = f.hdr_len ? ddp_header_len(f.hdr[0]) : 0;
+    if (hl == 0 || f.hdr_len < hl) {
+      ++stats_.ooo_not_placeable;  // too short to be a data segment
+      return false;
+    }
+    // The payload as a gather list: the header copy's tail, then the segment's pieces.
+    std::array<bytes_view, 1 + views.size()> payload;
+    std::size_t pc = 0;
+    if (f.hdr_len > hl) payload[pc++] = bytes_view(f.hdr.data() + hl, f.hdr_len - hl);
+    for (const bytes_view& v : f.pieces) payload[pc++] = v;
+    if (!qp_.place_early(bytes_view(f.hdr.data(), hl), {payload.data(), pc})) {
+      ++stats_.ooo_not_placeable;
+      return false;
+    }
+    PlacedFpdu& p = rec[i];
+    p.pos = pos + f.offset;
+    p.wire_len = f.wire_len;
+    p.payload_len = static_cast<std::uint32_t>(f.ulpdu_len - hl);
+    std::copy_n(f.hdr.begin(), hl, p.hdr.begin());
+    p.hdr_len = static_cast<std::uint8_t>(hl);
+    placed_bytes += p.payload_len;
+  }
+  for (std::size_t i = 0; i < n; ++i) placed_.add(rec[i]);
+  ++stats_.ooo_segments_placed;
+  stats_.placed_bytes += placed_bytes;
+  return true;
+}
+
+}  // namespace esock::utcp
