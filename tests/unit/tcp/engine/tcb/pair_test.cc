@@ -7,6 +7,7 @@
 // placing a random subset of the out-of-order segments it is offered, sees every octet
 // exactly once, in order, as data or as a placed range (TcbUser contract).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -250,7 +251,7 @@ void Host::drain_queue() {
 }
 
 TEST(TcbPair, RecordsStayAlignedAndPlacedOctetsAreDeliveredExactlyOnce) {
-  std::uint64_t placed = 0, ranges = 0, coalesced = 0;
+  std::uint64_t placed = 0, ranges = 0, coalesced = 0, retransmits = 0, recoveries = 0;
   for (std::uint32_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     PairSim sim(seed);
@@ -261,8 +262,17 @@ TEST(TcbPair, RecordsStayAlignedAndPlacedOctetsAreDeliveredExactlyOnce) {
     placed += sim.b.placed;
     ranges += sim.b.ranges;
     coalesced += sim.coalesced;
+    retransmits += sim.a.tcb->stats().retransmits;
+    recoveries += sim.a.tcb->stats().fast_recoveries;
   }
-  // The faults did their job: placement and coalesced retransmissions happened.
+  // The faults did their job: placement, coalesced segments and both kinds of recovery.
+  std::printf(
+      "placed %llu octets, %llu ranges, %llu coalesced, %llu retransmits, %llu recoveries\n",
+      static_cast<unsigned long long>(placed), static_cast<unsigned long long>(ranges),
+      static_cast<unsigned long long>(coalesced), static_cast<unsigned long long>(retransmits),
+      static_cast<unsigned long long>(recoveries));
+  EXPECT_GT(retransmits, 0u);
+  EXPECT_GT(recoveries, 0u);
   EXPECT_GT(placed, 0u);
   EXPECT_GT(ranges, 0u);
   EXPECT_GT(coalesced, 0u);
