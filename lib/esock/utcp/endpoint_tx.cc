@@ -1,11 +1,18 @@
 // Endpoint transmit side: FPDU-aligned, zero-copy framing into TCP records (RFC 5044
 // sections 4, 5 and 9).
+#include <algorithm>
 #include <array>
 
 #include "esock/utcp/endpoint.h"
 #include "esock/utcp/tx_pool.h"
 
 namespace esock::utcp {
+
+namespace {
+// An FPDU of this many octets holds at most 6 Markers: 3 + 2 * 6 = 15 pieces (framer.h).
+constexpr std::uint32_t max_marked_fpdu = 6 * (mpa::kMarkerInterval - mpa::kMarkerLen);
+static_assert(mpa::Framer::max_pieces(max_marked_fpdu, 1) <= tcp::Tcb::max_segment_pieces);
+}  // namespace
 
 void Endpoint::send_copy(bytes_view b) {
   if (b.empty() || conn_ == nullptr) return;
@@ -47,7 +54,11 @@ bool Endpoint::transmit() {
 // for this stream position since Markers depend on it).
 bool Endpoint::frame_one() {
   if (!qp_.tx_pending()) return false;
-  const std::uint32_t emss = conn_->tcb().max_record();
+  std::uint32_t emss = conn_->tcb().max_record();
+  // A segment gathers at most Tcb::max_segment_pieces buffer pieces, and every Marker inside
+  // the payload costs two (itself and a split of the payload view): above ~3000 octets
+  // (jumbo frames) smaller FPDUs keep each one whole in a segment, several per segment.
+  if (framer_->markers()) emss = std::min<std::uint32_t>(emss, max_marked_fpdu);
   const std::size_t mulpdu = framer_->max_ulpdu(emss);
   if (mulpdu < ddp::min_mulpdu) {
     qp_.llp_error(ddp::term::llp_local_catastrophic);
