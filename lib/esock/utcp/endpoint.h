@@ -55,6 +55,7 @@ struct Options {
 struct Stats {
   std::uint64_t fpdus_tx = 0;
   std::uint64_t fpdus_rx = 0;            // processed in order from TCP's byte stream
+  std::uint64_t fpdus_rx_direct = 0;     // of those: placed straight from the frame (1 copy)
   std::uint64_t fpdus_placed_early = 0;  // placed out of order, completed in order
   std::uint64_t ooo_segments = 0;        // offered by TCP (ahead of a hole)
   std::uint64_t ooo_segments_placed = 0;
@@ -125,6 +126,10 @@ class Endpoint final : private tcp::TcbUser {
   void feed(bytes_view in);
   void deframe(bytes_view in);
   bool skip_placed(std::uint32_t len);
+  enum class PlaceResult { placed, crc_error, not_self_describing, not_placeable };
+  PlaceResult scan_and_place(bytes_view data, std::uint64_t pos, std::span<PlacedFpdu> rec,
+                             std::size_t* n);
+  bool place_in_order(bytes_view v);
   std::uint64_t rx_stream_pos(std::uint32_t seq) const;
   // endpoint_tx.cc
   bool transmit();

@@ -46,7 +46,7 @@ bool Endpoint::receive() {
       used = negotiator_.feed(v);
       send_copy(negotiator_.take_output());
     } else if (state_ == State::established) {
-      deframe(v);
+      if (!place_in_order(v)) deframe(v);
     }  // failed or closed: octets are dropped
     tcb.recv_consumed(stack_.now(), used);
     rx_seq_ += static_cast<std::uint32_t>(used);
@@ -129,54 +129,91 @@ void Endpoint::on_range_delivered(std::uint32_t seq, std::uint32_t len) {
 // and they come through the deframer in order. A payload written here for a segment that
 // is then not placed is written again, identically, in order (place_early changes nothing
 // else), so a partial attempt is harmless.
-bool Endpoint::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef&) {
-  if (!opts_.ooo_placement || state_ != State::established) return false;
-  ++stats_.ooo_segments;
+// Scans one received segment for whole, verified FPDUs and places their payloads (one copy,
+// from the received frame into the target). All or nothing; *n FPDUs recorded in rec.
+Endpoint::PlaceResult Endpoint::scan_and_place(bytes_view data, std::uint64_t pos,
+                                               std::span<PlacedFpdu> rec, std::size_t* n) {
   // Sized for one segment of up to a jumbo frame; a larger one is simply not placed.
   std::array<mpa::ScannedFpdu, 64> found;
   std::array<bytes_view, 96> views;
-  std::size_t n = 0;
+  *n = 0;
+  std::size_t count = 0;
   const mpa::Negotiated& neg = negotiator_.result();
-  const std::uint64_t pos = rx_stream_pos(seq);
   const mpa::ScanResult r = mpa::scan_segment(
-      data, pos, mpa::ScanConfig{neg.markers_rx, neg.crc, 65535}, found, views, &n);
-  if (r == mpa::ScanResult::crc_error) {
-    ++stats_.ooo_crc_errors;  // never placed; the deframer reports it in order (fatal)
-    return false;
-  }
-  if (r != mpa::ScanResult::ok || n == 0) {
-    ++stats_.ooo_not_self_describing;
-    return false;
-  }
-  std::array<PlacedFpdu, 64> rec;
-  std::uint64_t placed_bytes = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+      data, pos, mpa::ScanConfig{neg.markers_rx, neg.crc, 65535}, found, views, &count);
+  if (r == mpa::ScanResult::crc_error) return PlaceResult::crc_error;
+  if (r != mpa::ScanResult::ok || count == 0 || count > rec.size())
+    return PlaceResult::not_self_describing;
+  for (std::size_t i = 0; i < count; ++i) {
     const mpa::ScannedFpdu& f = found[i];
     const std::size_t hl = f.hdr_len ? ddp_header_len(f.hdr[0]) : 0;
-    if (hl == 0 || f.hdr_len < hl) {
-      ++stats_.ooo_not_placeable;  // too short to be a data segment
-      return false;
-    }
+    if (hl == 0 || f.hdr_len < hl) return PlaceResult::not_placeable;  // not a data segment
     // The payload as a gather list: the header copy's tail, then the segment's pieces.
     std::array<bytes_view, 1 + views.size()> payload;
     std::size_t pc = 0;
     if (f.hdr_len > hl) payload[pc++] = bytes_view(f.hdr.data() + hl, f.hdr_len - hl);
     for (const bytes_view& v : f.pieces) payload[pc++] = v;
-    if (!qp_.place_early(bytes_view(f.hdr.data(), hl), {payload.data(), pc})) {
-      ++stats_.ooo_not_placeable;
-      return false;
-    }
+    if (!qp_.place_early(bytes_view(f.hdr.data(), hl), {payload.data(), pc}))
+      return PlaceResult::not_placeable;
     PlacedFpdu& p = rec[i];
     p.pos = pos + f.offset;
     p.wire_len = f.wire_len;
     p.payload_len = static_cast<std::uint32_t>(f.ulpdu_len - hl);
     std::copy_n(f.hdr.begin(), hl, p.hdr.begin());
     p.hdr_len = static_cast<std::uint8_t>(hl);
-    placed_bytes += p.payload_len;
   }
-  for (std::size_t i = 0; i < n; ++i) placed_.add(rec[i]);
+  *n = count;
+  return PlaceResult::placed;
+}
+
+// The in-order fast path: a segment that starts at an FPDU boundary and holds whole FPDUs
+// (what an aligned sender sends) is placed straight from the received frame, Markers or
+// not, so each payload octet is copied once (the deframer would stage FPDUs that contain
+// Markers). Anything else, including a CRC error, goes through the deframer.
+bool Endpoint::place_in_order(bytes_view v) {
+  if (!deframer_->at_boundary()) return false;
+  std::array<PlacedFpdu, 64> rec;
+  std::size_t n = 0;
+  if (scan_and_place(v, rx_pos_, rec, &n) != PlaceResult::placed) return false;
+  if (!deframer_->skip(v.size())) return false;  // cannot happen at a boundary; be safe
+  for (std::size_t i = 0; i < n; ++i) {
+    ++stats_.fpdus_rx;
+    ++stats_.fpdus_rx_direct;
+    hold_tx_until_rx_ = false;
+    qp_.on_placed_segment(rec[i].header(), rec[i].payload_len);
+  }
+  return true;
+}
+
+// RFC 5044 section 8: a segment ahead of a hole is placed now when it is self-describing,
+// i.e. a run of whole FPDUs whose headers we can find (Markers, or an aligned sender) and
+// whose CRCs check. All or nothing: either TCP keeps only the range, or it keeps the bytes
+// and they come through the in-order path. A payload written here for a segment that is
+// then not placed is written again, identically, in order (place_early changes nothing
+// else), so a partial attempt is harmless.
+bool Endpoint::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef&) {
+  if (!opts_.ooo_placement || state_ != State::established) return false;
+  ++stats_.ooo_segments;
+  std::array<PlacedFpdu, 64> rec;
+  std::size_t n = 0;
+  switch (scan_and_place(data, rx_stream_pos(seq), rec, &n)) {
+    case PlaceResult::crc_error:
+      ++stats_.ooo_crc_errors;  // never placed; the deframer reports it in order (fatal)
+      return false;
+    case PlaceResult::not_self_describing:
+      ++stats_.ooo_not_self_describing;
+      return false;
+    case PlaceResult::not_placeable:
+      ++stats_.ooo_not_placeable;
+      return false;
+    case PlaceResult::placed:
+      break;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    placed_.add(rec[i]);
+    stats_.placed_bytes += rec[i].payload_len;
+  }
   ++stats_.ooo_segments_placed;
-  stats_.placed_bytes += placed_bytes;
   return true;
 }
 

@@ -59,6 +59,10 @@ TEST(Utcp, SendWriteReadClean) {
   ASSERT_TRUE(p.connect());
   Outcome o = write_then_send(p, 1 << 20, 64 * 1024);
   EXPECT_TRUE(o.ok) << o.why;
+  // Aligned segments with Markers: every FPDU placed straight from its frame (one copy),
+  // none staged by the deframer.
+  EXPECT_GT(p.eb->stats().fpdus_rx, 700u);
+  EXPECT_EQ(p.eb->stats().fpdus_rx_direct, p.eb->stats().fpdus_rx) << stats(*p.eb);
   o = send_train(p, 300, 3000);
   EXPECT_TRUE(o.ok) << o.why;
   o = read_bulk(p, 1 << 20, 128 * 1024);
