@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""bench/utcp report: OUT/results.txt (run.sh) -> markdown tables (stdout, OUT/tables.md)
+and PNG plots (OUT/latency.png, bandwidth.png, loss.png; matplotlib with the Agg backend).
+
+    report.py OUT_DIR
+
+results.txt holds one line per process and run: space-separated key=value pairs, the
+RESULT line of esock_iwarp / bench_utcp_kernel, or the one run.sh builds from
+esock_perftest's table, tagged by run.sh with bench=lat|bw|loss, contender=<name>, run=<n>
+and the plan's own keys (sz=<message size>, inj_loss=<percent>), so matching does not
+depend on how a tool spells its numbers. A missing or
+failed run shows as n/a; nothing here judges a number.
+"""
+import os
+import sys
+
+LAT_SIZES = [64, 256, 1024, 4096, 16384, 65536]
+BW_SIZES = [64, 1024, 16384, 262144, 4194304]
+LOSSES = ["0", "0.1", "1", "5"]
+
+# (contender tag, column label)
+LAT_CONTENDERS = [
+    ("iwarp-send", "esock_iwarp Send (memif)"),
+    ("iwarp-write", "esock_iwarp Write (memif)"),
+    ("kernel", "kernel TCP (lo)"),
+    ("ksock", "esock ksock Send (lo)"),
+]
+BW_CONTENDERS = [
+    ("iwarp-write", "esock_iwarp Write (memif)"),
+    ("iwarp-send", "esock_iwarp Send (memif)"),
+    ("kernel", "kernel TCP (lo)"),
+    ("ksock", "esock ksock Write (lo)"),
+]
+LOSS_OPS = [("write", "iwarp-write-64k", "Write 64 KiB"), ("send", "iwarp-send-16k", "Send 16 KiB")]
+
+
+def parse(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            kv = {}
+            for tok in line.split():
+                k, sep, v = tok.partition("=")
+                if sep:
+                    kv[k] = v
+            if kv:
+                rows.append(kv)
+    return rows
+
+
+def num(kv, *keys):
+    """First key present with a usable number (tool outputs use -1 for 'none')."""
+    for k in keys:
+        try:
+            v = float(kv[k])
+        except (KeyError, ValueError):
+            continue
+        if v >= 0:
+            return v
+    return None
+
+
+def find(rows, bench, contender, role="client", **match):
+    for kv in rows:
+        if kv.get("bench") != bench or kv.get("contender") != contender:
+            continue
+        if kv.get("role", "client") != role:
+            continue
+        if all(kv.get(k) == v for k, v in match.items()):
+            return kv
+    return None
+
+
+def ok(kv):
+    return kv is not None and kv.get("error", "none") == "none"
+
+
+def rtt(kv, which):
+    # The tool contract: full round trip as rtt_pXX_us (lat_pXX_us when only that exists).
+    if not ok(kv):
+        return None
+    return num(kv, f"rtt_{which}_us", f"lat_{which}_us")
+
+
+def mbps(kv):
+    """MB/s (10^6 octets per second): bytes/secs when both are there, else MBps."""
+    if not ok(kv):
+        return None
+    b, s = num(kv, "bytes"), num(kv, "secs")
+    if b and s:
+        return b / s / 1e6
+    return num(kv, "MBps")
+
+
+def size_label(n):
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n >> 10} KiB"
+    return f"{n} B"
+
+
+def cell(v, fmt="{:.1f}"):
+    return "n/a" if v is None else fmt.format(v)
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def latency(rows):
+    data = {t: {s: (None, None) for s in LAT_SIZES} for t, _ in LAT_CONTENDERS}
+    for t, _ in LAT_CONTENDERS:
+        for s in LAT_SIZES:
+            kv = find(rows, "lat", t, sz=str(s))
+            data[t][s] = (rtt(kv, "p50"), rtt(kv, "p99"))
+    header = ["size"]
+    for _, label in LAT_CONTENDERS:
+        header += [f"{label} p50", "p99"]
+    header += ["iwarp Send / kernel (p50)"]
+    body = []
+    for s in LAT_SIZES:
+        r = [size_label(s)]
+        for t, _ in LAT_CONTENDERS:
+            r += [cell(data[t][s][0]), cell(data[t][s][1])]
+        r.append(cell(ratio(data["iwarp-send"][s][0], data["kernel"][s][0]), "{:.2f}"))
+        body.append(r)
+    return md_table(header, body), data
+
+
+def bandwidth(rows):
+    data = {t: {s: mbps(find(rows, "bw", t, sz=str(s))) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
+    header = ["size"] + [label for _, label in BW_CONTENDERS]
+    header += ["iwarp Write / kernel", "iwarp Write / ksock Write"]
+    body = []
+    for s in BW_SIZES:
+        r = [size_label(s)] + [cell(data[t][s], "{:.0f}") for t, _ in BW_CONTENDERS]
+        r.append(cell(ratio(data["iwarp-write"][s], data["kernel"][s]), "{:.2f}"))
+        r.append(cell(ratio(data["iwarp-write"][s], data["ksock"][s]), "{:.2f}"))
+        body.append(r)
+    return md_table(header, body), data
+
+
+def loss(rows):
+    header = [
+        "op", "loss %", "placement", "goodput MB/s", "hole fills", "hole fill p50 us",
+        "p99 us", "max us", "peak OOO bytes", "FPDUs placed early", "retransmits (client)",
+    ]
+    body, data = [], {}
+    for op, tag, label in LOSS_OPS:
+        for p in LOSSES:
+            for placement in ("on", "off"):
+                who = f"{tag}-{placement}"
+                c = find(rows, "loss", who, "client", inj_loss=p)
+                s = find(rows, "loss", who, "server", inj_loss=p)
+                g = mbps(c)
+                srv = s if ok(s) else None
+                get = (lambda k: num(srv, k) if srv else None)
+                d = {
+                    "goodput": g,
+                    "fills": get("hole_fills"),
+                    "p50": get("hole_fill_p50_us"),
+                    "p99": get("hole_fill_p99_us"),
+                    "max": get("hole_fill_max_us"),
+                    "peak": get("peak_ooo_bytes"),
+                    "early": get("fpdus_placed_early"),
+                    "rexmit": num(c, "retransmits") if ok(c) else None,
+                }
+                data[(op, p, placement)] = d
+                body.append([label, p, placement, cell(d["goodput"], "{:.0f}"),
+                             cell(d["fills"], "{:.0f}"), cell(d["p50"]), cell(d["p99"]),
+                             cell(d["max"]), cell(d["peak"], "{:.0f}"), cell(d["early"], "{:.0f}"),
+                             cell(d["rexmit"], "{:.0f}")])
+    return md_table(header, body), data
+
+
+def plots(out, lat, bw, lo):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: no matplotlib (apt-get install python3-matplotlib): no PNGs",
+              file=sys.stderr)
+        return []
+    made = []
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, (i, title) in zip(axes, [(0, "p50"), (1, "p99")]):
+        for t, label in LAT_CONTENDERS:
+            xs = [s for s in LAT_SIZES if lat[t][s][i] is not None]
+            ax.plot(xs, [lat[t][s][i] for s in xs], marker="o", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(LAT_SIZES, [size_label(s) for s in LAT_SIZES])
+        ax.set_xlabel("message size")
+        ax.set_ylabel("round trip (us)")
+        ax.set_title(f"ping-pong RTT {title} (lower is better)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    made.append(_save(fig, out, "latency.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for t, label in BW_CONTENDERS:
+        xs = [s for s in BW_SIZES if bw[t][s] is not None]
+        ax.plot(xs, [bw[t][s] for s in xs], marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(BW_SIZES, [size_label(s) for s in BW_SIZES])
+    ax.set_xlabel("message size")
+    ax.set_ylabel("MB/s (10^6)")
+    ax.set_title("one-direction bandwidth (higher is better)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    made.append(_save(fig, out, "bandwidth.png"))
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    panels = [("goodput", "goodput MB/s", False), ("p99", "hole fill p99 (us)", True),
+              ("peak", "peak out-of-order bytes (receiver)", True)]
+    xs = list(range(len(LOSSES)))
+    for ax, (key, ylabel, logy) in zip(axes, panels):
+        for op, _, label in LOSS_OPS:
+            for placement, style in (("on", "-"), ("off", "--")):
+                ys = [lo[(op, p, placement)][key] for p in LOSSES]
+                pts = [(x, y) for x, y in zip(xs, ys) if y is not None and (not logy or y > 0)]
+                if pts:
+                    ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o",
+                            label=f"{label}, placement {placement}")
+        ax.set_xticks(xs, [f"{p}%" for p in LOSSES])
+        ax.set_xlabel("injected loss (sender side)")
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[0].set_title("goodput")
+    axes[1].set_title("hole fill latency p99")
+    axes[2].set_title("receiver's peak out-of-order bytes")
+    fig.tight_layout()
+    made.append(_save(fig, out, "loss.png"))
+    return made
+
+
+def _save(fig, out, name):
+    import matplotlib.pyplot as plt
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "out")
+    rows = parse(os.path.join(out, "results.txt"))
+    meta = ""
+    meta_path = os.path.join(out, "meta.txt")
+    if os.path.exists(meta_path):
+        meta = open(meta_path).read().strip()
+    lat_md, lat = latency(rows)
+    bw_md, bw = bandwidth(rows)
+    lo_md, lo = loss(rows)
+    doc = f"""# bench/utcp results
+
+{meta}
+
+## 1. Ping-pong latency: full round trip (us), p50 and p99
+
+esock_iwarp over net_memif (two processes, idle back-off) vs Linux TCP over 127.0.0.1
+(blocking, TCP_NODELAY) vs esock's kernel-socket transport (esock_perftest --lat, Send).
+Ratio below 1: esock_iwarp is faster.
+
+{lat_md}
+
+## 2. Bandwidth, one direction (MB/s = 10^6 octets/s)
+
+esock_iwarp and esock_perftest keep a window of outstanding work requests (esock_iwarp
+--depth 16, perftest 128); the kernel client writes back to back (TCP's send buffer is the
+window). Ratios above 1: esock_iwarp is faster.
+
+{bw_md}
+
+## 3. Packet loss: esock_iwarp over memif, sender-side injector (both directions of the
+client's port), out-of-order placement on vs off
+
+Goodput is the client's (bytes / secs); hole fills, their latency, peak out-of-order bytes
+and early-placed FPDUs are the receiver's (server's) connection.
+
+{lo_md}
+"""
+    with open(os.path.join(out, "tables.md"), "w") as f:
+        f.write(doc)
+    print(doc)
+    for p in plots(out, lat, bw, lo):
+        print(f"plot: {p}")
+
+
+if __name__ == "__main__":
+    main()
