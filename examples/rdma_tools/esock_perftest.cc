@@ -89,7 +89,7 @@ Args parse(int argc, char** argv) {
   if (!a.verb_set || !a.mode_set) usage();
   TestParams& p = a.p;
   p.client = !a.server.empty();
-  p.timeout_ms = a.conn.opts.timeout_ms;
+  p.timeout_ms = a.conn.timeout_ms;
   // perftest_parameters.c defaults and force_dependencies().
   p.iters = a.iters ? a.iters : (p.lat ? 1000 : 5000);
   p.size = a.size ? a.size : (p.lat ? 2 : 65536);
@@ -104,7 +104,7 @@ const char* test_name(const TestParams& p) {
   return p.verb == Verb::send ? "Send" : p.verb == Verb::write ? "RDMA_Write" : "RDMA_Read";
 }
 
-void print_info(const Args& a, ksock::Endpoint& data) {
+void print_info(const Args& a, Conn& data) {
   const TestParams& p = a.p;
   const auto& n = data.negotiated();
   std::printf("%s                    %s %s Test (esock, %s transport)\n", result_line(),
@@ -138,20 +138,21 @@ int fail(const char* what) {
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   const TestParams& p = a.p;
-  ksock::Context ctx;
   std::string why;
-  std::unique_ptr<ksock::Listener> listener;
-  std::unique_ptr<ksock::Endpoint> comm_ep, data;
+  // Declared first, destroyed last: connections go before the transport that carries them.
+  auto tr = Transport::create(a.conn, &why);
+  if (!tr) return fail(why.c_str());
+  soft::Context& ctx = tr->ctx();
+  std::unique_ptr<Conn> comm_ep, data;
   if (!p.client) {
-    listener = ksock::Listener::listen(a.bind, a.port, &why);
-    if (!listener) return fail(("listen: " + why).c_str());
+    if (!tr->listen(a.bind, a.port, &why)) return fail(("listen: " + why).c_str());
     std::printf(
         "\n************************************\n* Waiting for client to connect... "
         "*\n************************************\n");
     std::fflush(stdout);
-    comm_ep = tools::accept(*listener, ctx, a.conn, &why);
+    comm_ep = tools::accept(*tr, a.conn, &why);
   } else {
-    comm_ep = tools::connect(ctx, a.server, a.port, a.conn, 50, &why);
+    comm_ep = tools::connect(*tr, a.server, a.port, a.conn, 50, &why);
   }
   if (!comm_ep) return fail(("perftest channel: " + why).c_str());
   print_negotiated("esock_perftest", p.client ? "initiator (channel)" : "responder (channel)",
@@ -163,9 +164,9 @@ int main(int argc, char** argv) {
   PingpongDest zero, rem;
   if (!comm.hand_shake(zero, nullptr)) return fail("handshake before the test connection");
   if (p.client)
-    data = tools::connect(ctx, a.server, a.port, a.conn, 20, &why);  // the server re-listens
+    data = tools::connect(*tr, a.server, a.port, a.conn, 20, &why);  // the server re-listens
   else
-    data = tools::accept(*listener, ctx, a.conn, &why);
+    data = tools::accept(*tr, a.conn, &why);
   if (!data) return fail(("test connection: " + why).c_str());
   print_negotiated("esock_perftest", p.client ? "initiator (test)" : "responder (test)", *data);
   if (!comm.hand_shake(zero, nullptr)) return fail("handshake after the test connection");

@@ -94,7 +94,7 @@ struct Buffers {
   std::vector<std::uint8_t> start;  // client only: the source the server Reads
   ddp::stag_t recv_key = 0, send_key = 0, rdma_key = 0, start_key = 0;
 
-  Buffers(ksock::Context& ctx, std::size_t size, bool client) : rdma(size, 0) {
+  Buffers(soft::Context& ctx, std::size_t size, bool client) : rdma(size, 0) {
     const std::uint32_t rw =
         ddp::access_local_write | ddp::access_remote_read | ddp::access_remote_write;
     recv_key = ctx.reg_mr(recv_info, info_len, ddp::access_local_write);
@@ -126,17 +126,16 @@ void fill_ping(std::vector<std::uint8_t>& b, int ping, int start) {
   b.back() = 0;
 }
 
-int run_client(const Args& a) {
-  ksock::Context ctx;
+int run_client(tools::Transport& tr, const Args& a) {
   std::string why;
-  auto ep = tools::connect(ctx, a.addr, a.port, a.conn, 0, &why);
+  auto ep = tools::connect(tr, a.addr, a.port, a.conn, 0, &why);
   if (!ep) {
     std::fprintf(stderr, "esock_rping: connect error: %s\n", why.c_str());
     return 1;
   }
   tools::print_negotiated("esock_rping", "initiator", *ep);
-  Buffers b(ctx, static_cast<std::size_t>(a.size), true);
-  const int t = a.conn.opts.timeout_ms;
+  Buffers b(tr.ctx(), static_cast<std::size_t>(a.size), true);
+  const int t = a.conn.timeout_ms;
   int start = 65;
   for (int ping = 0; ping < a.count; ++ping) {
     fill_ping(b.start, ping, start);
@@ -164,24 +163,22 @@ int run_client(const Args& a) {
   return 0;
 }
 
-int run_server(const Args& a) {
+int run_server(tools::Transport& tr, const Args& a) {
   std::string why;
-  auto l = ksock::Listener::listen(a.addr, a.port, &why);
-  if (!l) {
+  if (!tr.listen(a.addr, a.port, &why)) {
     std::fprintf(stderr, "esock_rping: listen: %s\n", why.c_str());
     return 1;
   }
-  std::printf("esock_rping: listening on %s:%u\n", a.addr.c_str(), l->port());
+  std::printf("esock_rping: listening on %s\n", tr.describe().c_str());
   std::fflush(stdout);
-  ksock::Context ctx;
-  auto ep = tools::accept(*l, ctx, a.conn, &why);
+  auto ep = tools::accept(tr, a.conn, &why);
   if (!ep) {
     std::fprintf(stderr, "esock_rping: accept error: %s\n", why.c_str());
     return 1;
   }
   tools::print_negotiated("esock_rping", "responder", *ep);
-  Buffers b(ctx, max_size + 1, false);
-  const int t = a.conn.opts.timeout_ms;
+  Buffers b(tr.ctx(), max_size + 1, false);
+  const int t = a.conn.timeout_ms;
   ddp::Sge r = b.recv_sge(), s = b.send_sge();
   ep->post_recv(1, {&r, 1});
   for (int ping = 0;; ++ping) {
@@ -238,5 +235,11 @@ int run_server(const Args& a) {
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
-  return a.client ? run_client(a) : run_server(a);
+  std::string why;
+  auto tr = tools::Transport::create(a.conn, &why);
+  if (!tr) {
+    std::fprintf(stderr, "esock_rping: %s\n", why.c_str());
+    return 1;
+  }
+  return a.client ? run_client(*tr, a) : run_server(*tr, a);
 }

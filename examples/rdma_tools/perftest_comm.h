@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "esock/ksock/endpoint.h"
+#include "conn.h"
 
 namespace esock::tools {
 
@@ -33,27 +33,27 @@ struct BwReport {
 
 class CommChannel {
  public:
-  CommChannel(ksock::Context& ctx, ksock::Endpoint& ep, bool client, int timeout_ms);
+  CommChannel(soft::Context& ctx, Conn& ep, bool client, int timeout_ms);
   // ctx_xchg_data: the client sends then receives, the server receives then sends.
   bool xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs);
   bool hand_shake(const PingpongDest& mine, PingpongDest* theirs);
   // exchange_versions + check_sys_data + check_mtu, in perftest's order.
   bool prelude(std::string* peer_version);
   bool xchg_bw_reports(const BwReport& mine, BwReport* theirs);
-  ksock::Endpoint& endpoint() { return ep_; }
+  Conn& endpoint() { return ep_; }
   // While waiting on this channel, keep driving `other` too: a passive perftest server
   // sits in a handshake while the peer's RDMA Writes/Reads arrive on the test connection.
-  void also_progress(ksock::Endpoint* other) { other_ = other; }
+  void also_progress(Conn* other) { other_ = other; }
 
  private:
   bool send(std::span<const std::uint8_t> m);
   bool recv(std::span<std::uint8_t> out);
   bool wait(bool send_queue, ddp::Completion* c);
 
-  ksock::Endpoint& ep_;
+  Conn& ep_;
   bool client_;
   int timeout_ms_;
-  ksock::Endpoint* other_ = nullptr;
+  Conn* other_ = nullptr;
   std::array<std::uint8_t, 64> tx_{}, rx_{};
   ddp::stag_t tx_key_, rx_key_;
 };

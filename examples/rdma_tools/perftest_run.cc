@@ -33,7 +33,7 @@ void store_le32(std::uint8_t* p, std::uint32_t v) {
 // Progress with a stall deadline: fails when nothing completes for timeout_ms.
 class Watchdog {
  public:
-  Watchdog(ksock::Endpoint& ep, int timeout_ms, const char* what)
+  Watchdog(Conn& ep, int timeout_ms, const char* what)
       : ep_(ep), timeout_(timeout_ms), what_(what), last_(Clock::now()) {}
   void kick() { last_ = Clock::now(); }
   bool idle() {
@@ -49,13 +49,13 @@ class Watchdog {
   }
 
  private:
-  ksock::Endpoint& ep_;
+  Conn& ep_;
   int timeout_;
   const char* what_;
   Clock::time_point last_;
 };
 
-bool completions_ok(std::span<const ddp::Completion> cs, const char* what, ksock::Endpoint& ep) {
+bool completions_ok(std::span<const ddp::Completion> cs, const char* what, Conn& ep) {
   for (const auto& c : cs) {
     if (c.status != ddp::Status::success) {
       std::fprintf(stderr, "%s: completion with status %s (%s)\n", what, to_string(c.status),
@@ -72,7 +72,7 @@ const char* to_string(Verb v) {
   return v == Verb::send ? "send" : v == Verb::write ? "write" : "read";
 }
 
-Resources::Resources(ksock::Context& ctx, const TestParams& p)
+Resources::Resources(soft::Context& ctx, const TestParams& p)
     : half_(2 * std::max<std::size_t>(p.size, cycle_buffer)) {
   buf_.assign(2 * half_, 0);
   key_ = ctx.reg_mr(buf_.data(), buf_.size(),
@@ -97,7 +97,7 @@ PingpongDest Resources::my_dest(const TestParams& p) const {
   return d;
 }
 
-bool post_initial_recvs(ksock::Endpoint& ep, Resources& r, const TestParams& p) {
+bool post_initial_recvs(Conn& ep, Resources& r, const TestParams& p) {
   ddp::Sge s{r.target(), p.size, r.key()};
   for (std::uint32_t i = 0; i < p.rx_depth; ++i)
     if (ep.post_recv(i, {&s, 1}) != 0) {
@@ -107,7 +107,7 @@ bool post_initial_recvs(ksock::Endpoint& ep, Resources& r, const TestParams& p) 
   return true;
 }
 
-bool run_bw_client(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool run_bw_client(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
                    BwReport* out) {
   Watchdog wd(ep, p.timeout_ms, "bw client");
   std::uint64_t posted = 0, done = 0;
@@ -144,8 +144,8 @@ bool run_bw_client(ksock::Endpoint& ep, Resources& r, const TestParams& p, const
   return true;
 }
 
-bool run_bw_server_send(ksock::Endpoint& ep, Resources& r, const TestParams& p,
-                        const PingpongDest& rem, BwReport* out) {
+bool run_bw_server_send(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+                        BwReport* out) {
   Watchdog wd(ep, p.timeout_ms, "send bw server");
   std::uint64_t rcnt = 0, posted = p.rx_depth;
   const std::uint32_t credit_cnt = std::max<std::uint32_t>(1, p.rx_depth / 3);
@@ -187,7 +187,7 @@ namespace {
 
 // run_iter_lat_write: each side writes its counter into the last octet of the message and
 // waits for the peer's counter to appear in its own target buffer.
-bool lat_write(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool lat_write(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
                std::vector<Clock::time_point>& posted) {
   Watchdog wd(ep, p.timeout_ms, "write lat");
   std::uint8_t* post_buf = r.local() + p.size - 1;
@@ -216,8 +216,7 @@ bool lat_write(ksock::Endpoint& ep, Resources& r, const TestParams& p, const Pin
 
 // run_iter_lat_send: ping-pong of Sends, the client first; receives are re-posted while
 // more messages are due.
-bool lat_send(ksock::Endpoint& ep, Resources& r, const TestParams& p,
-              std::vector<Clock::time_point>& posted) {
+bool lat_send(Conn& ep, Resources& r, const TestParams& p, std::vector<Clock::time_point>& posted) {
   ddp::Sge s{r.local(), p.size, r.key()}, rs{r.target(), p.size, r.key()};
   std::uint64_t scnt = 0, rcnt = 0;
   while (scnt < p.iters || rcnt < p.iters) {
@@ -237,7 +236,7 @@ bool lat_send(ksock::Endpoint& ep, Resources& r, const TestParams& p,
 }
 
 // run_iter_lat: one RDMA Read at a time from the server's buffer (the server is passive).
-bool lat_read(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool lat_read(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
               std::vector<Clock::time_point>& posted) {
   ddp::Sge s{r.local(), p.size, r.key()};
   for (std::uint64_t i = 0; i < p.iters; ++i) {
@@ -252,7 +251,7 @@ bool lat_read(ksock::Endpoint& ep, Resources& r, const TestParams& p, const Ping
 
 }  // namespace
 
-bool run_lat(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool run_lat(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
              std::vector<double>* usec) {
   std::vector<Clock::time_point> posted;
   posted.reserve(p.iters + 1);

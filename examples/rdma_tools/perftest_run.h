@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "esock/ksock/endpoint.h"
+#include "conn.h"
 #include "perftest_comm.h"
 
 namespace esock::tools {
@@ -30,7 +30,7 @@ struct TestParams {
 // for Send BW the credit words (perftest's ctrl_buf: [0] our count, [1] the peer's).
 class Resources {
  public:
-  Resources(ksock::Context& ctx, const TestParams& p);
+  Resources(soft::Context& ctx, const TestParams& p);
   std::uint8_t* local() { return buf_.data(); }
   std::uint8_t* target() { return buf_.data() + half_; }
   ddp::stag_t key() const { return key_; }
@@ -48,14 +48,14 @@ class Resources {
 };
 
 // Receives the Send tests need posted before the handshake that releases the client.
-bool post_initial_recvs(ksock::Endpoint& ep, Resources& r, const TestParams& p);
+bool post_initial_recvs(Conn& ep, Resources& r, const TestParams& p);
 
 // Runs the test; false (with a message on stderr) on any failed completion or timeout.
-bool run_bw_client(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool run_bw_client(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
                    BwReport* out);
-bool run_bw_server_send(ksock::Endpoint& ep, Resources& r, const TestParams& p,
-                        const PingpongDest& rem, BwReport* out);
-bool run_lat(ksock::Endpoint& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+bool run_bw_server_send(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
+                        BwReport* out);
+bool run_lat(Conn& ep, Resources& r, const TestParams& p, const PingpongDest& rem,
              std::vector<double>* usec);
 
 void print_bw_header();

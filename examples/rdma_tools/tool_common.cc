@@ -1,32 +1,33 @@
 #include "tool_common.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 namespace esock::tools {
 
 ConnArgs default_conn_args() {
   ConnArgs a;
-  a.opts.mpa.revision = 2;
-  a.opts.mpa.crc = mpa::Policy::require;
-  a.opts.mpa.markers = mpa::Policy::allow;
-  a.opts.mpa.p2p = false;
+  a.mpa.revision = 2;
+  a.mpa.crc = mpa::Policy::require;
+  a.mpa.markers = mpa::Policy::allow;
+  a.mpa.p2p = false;
   // perftest's read tests ask for max_qp_rd_atom (siw: 128) and the peer's reply decides
   // what both may use (RFC 6581 section 5); 128 keeps esock from being the narrower end.
-  a.opts.mpa.ird = a.opts.mpa.ord = 128;
-  a.opts.qp.ird = a.opts.qp.ord = 128;
-  a.opts.qp.sq_depth = a.opts.qp.rq_depth = 1024;
-  a.opts.timeout_ms = 20000;
+  a.mpa.ird = a.mpa.ord = 128;
+  a.qp.ird = a.qp.ord = 128;
+  a.qp.sq_depth = a.qp.rq_depth = 1024;
+  a.timeout_ms = 20000;
   return a;
 }
 
 const char* conn_usage() {
-  return "connection: --transport ksock  --mpa-rev 1|2  --rtr (peer-to-peer, RFC 6581)\n"
+  return "connection: --transport ksock|dpdk  --mpa-rev 1|2  --rtr (peer-to-peer, RFC 6581)\n"
          "            --crc on|off  --markers off|require|prefer  --timeout MS\n"
-         "            --first-fpdu-delay MS (initiator; stock siw 6.1 accept race)\n";
+         "            --first-fpdu-delay MS (initiator; stock siw 6.1 accept race)\n"
+         "dpdk:       --vdev DEVARGS (e.g. net_af_packet0,iface=veth0,qdisc_bypass=1)\n"
+         "            --ip A.B.C.D/NN (esock's own address on that port)  --core N\n"
+         "            --file-prefix P (EAL runtime directory name; default unique)\n";
 }
 
 namespace {
@@ -44,19 +45,31 @@ bool parse_conn_arg(int& i, int argc, char** argv, ConnArgs& a) {
   };
   if (o == "--transport") {
     a.transport = value();
-    if (a.transport != "ksock") bad("--transport", a.transport.c_str());
+    if (a.transport != "ksock" && a.transport != "dpdk") bad("--transport", a.transport.c_str());
+  } else if (o == "--vdev") {
+    a.vdev = value();
+  } else if (o == "--ip") {
+    a.ip = value();
+  } else if (o == "--core") {
+    const char* v = value();
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (end == v || *end != '\0' || n > 1023) bad("--core", v);
+    a.core = static_cast<unsigned>(n);
+  } else if (o == "--file-prefix") {
+    a.file_prefix = value();
   } else if (o == "--mpa-rev") {
     const std::string v = value();
     if (v != "1" && v != "2") bad("--mpa-rev", v.c_str());
-    a.opts.mpa.revision = static_cast<std::uint8_t>(v[0] - '0');
+    a.mpa.revision = static_cast<std::uint8_t>(v[0] - '0');
   } else if (o == "--rtr") {
-    a.opts.mpa.p2p = true;
+    a.mpa.p2p = true;
   } else if (o == "--crc") {
     const std::string v = value();
     if (v == "on")
-      a.opts.mpa.crc = mpa::Policy::require;
+      a.mpa.crc = mpa::Policy::require;
     else if (v == "off")
-      a.opts.mpa.crc = mpa::Policy::allow;  // C=0 in our frame; still on if the peer asks
+      a.mpa.crc = mpa::Policy::allow;  // C=0 in our frame; still on if the peer asks
     else
       bad("--crc", v.c_str());
   } else if (o == "--markers") {
@@ -72,54 +85,51 @@ bool parse_conn_arg(int& i, int argc, char** argv, ConnArgs& a) {
   } else if (o == "--first-fpdu-delay") {
     a.first_fpdu_delay_ms = std::atoi(value());
   } else if (o == "--timeout") {
-    a.opts.timeout_ms = std::atoi(value());
+    a.timeout_ms = std::atoi(value());
   } else {
     return false;
   }
   return true;
 }
 
-std::unique_ptr<ksock::Endpoint> connect(ksock::Context& ctx, const std::string& host,
-                                         std::uint16_t port, const ConnArgs& a, int refused_retries,
-                                         std::string* why) {
-  ksock::Options o = a.opts;
-  o.mpa.markers = a.markers == MarkerMode::off ? mpa::Policy::allow : mpa::Policy::require;
+std::unique_ptr<Conn> connect(Transport& t, const std::string& host, std::uint16_t port,
+                              const ConnArgs& a, int refused_retries, std::string* why) {
+  mpa::Config cfg = a.mpa;
+  cfg.markers = a.markers == MarkerMode::off ? mpa::Policy::allow : mpa::Policy::require;
   for (int attempt = 0;; ++attempt) {
-    auto ep = ksock::Endpoint::connect(ctx, host, port, o, why);
-    if (ep) {
-      if (a.first_fpdu_delay_ms > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(a.first_fpdu_delay_ms));
-      return ep;
+    auto c = t.connect(host, port, cfg, why);
+    if (c) {
+      if (a.first_fpdu_delay_ms > 0) t.idle(a.first_fpdu_delay_ms);
+      return c;
     }
     const bool refused = why->find("refused") != std::string::npos;
     if (refused && attempt < refused_retries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      t.idle(100);
       continue;
     }
     // RFC 5044 section 7.1: a responder that cannot send Markers rejects M=1 (siw does).
     const bool rejected = why->find("rejected") != std::string::npos;
-    if (rejected && o.mpa.markers == mpa::Policy::require && a.markers == MarkerMode::prefer) {
+    if (rejected && cfg.markers == mpa::Policy::require && a.markers == MarkerMode::prefer) {
       std::printf("MPA: markers refused by the peer (%s); connecting again without markers\n",
                   why->c_str());
       std::fflush(stdout);
-      o.mpa.markers = mpa::Policy::allow;
+      cfg.markers = mpa::Policy::allow;
       continue;
     }
-    if (rejected && o.mpa.markers == mpa::Policy::require)
+    if (rejected && cfg.markers == mpa::Policy::require)
       *why += " (markers were required: the peer has none; use --markers prefer to fall back)";
     return nullptr;
   }
 }
 
-std::unique_ptr<ksock::Endpoint> accept(ksock::Listener& l, ksock::Context& ctx, const ConnArgs& a,
-                                        std::string* why) {
-  ksock::Options o = a.opts;
-  o.mpa.markers = a.markers == MarkerMode::off ? mpa::Policy::allow : mpa::Policy::require;
-  return l.accept(ctx, o, why);
+std::unique_ptr<Conn> accept(Transport& t, const ConnArgs& a, std::string* why) {
+  mpa::Config cfg = a.mpa;
+  cfg.markers = a.markers == MarkerMode::off ? mpa::Policy::allow : mpa::Policy::require;
+  return t.accept(cfg, why);
 }
 
-void print_negotiated(const char* tool, const char* role, const ksock::Endpoint& ep) {
-  const mpa::Negotiated& n = ep.negotiated();
+void print_negotiated(const char* tool, const char* role, const Conn& c) {
+  const mpa::Negotiated& n = c.negotiated();
   std::printf(
       "%s: MPA %s: revision %u, CRC %s, markers tx %s rx %s, IRD %u ORD %u, p2p %s, "
       "RTR %s\n",
@@ -153,7 +163,7 @@ const char* to_string(ddp::Status s) {
 }
 
 namespace {
-bool check(ksock::Endpoint& ep, bool got, const ddp::Completion& c, const char* what) {
+bool check(Conn& ep, bool got, const ddp::Completion& c, const char* what) {
   if (!got) {
     std::fprintf(stderr, "%s: no completion (%s)\n", what,
                  ep.error().empty() ? "timeout" : ep.error().c_str());
@@ -168,12 +178,12 @@ bool check(ksock::Endpoint& ep, bool got, const ddp::Completion& c, const char* 
 }
 }  // namespace
 
-bool wait_send_ok(ksock::Endpoint& ep, const char* what, int timeout_ms) {
+bool wait_send_ok(Conn& ep, const char* what, int timeout_ms) {
   ddp::Completion c{};
   return check(ep, ep.wait_send(c, timeout_ms), c, what);
 }
 
-bool wait_recv_ok(ksock::Endpoint& ep, const char* what, int timeout_ms, ddp::Completion* out) {
+bool wait_recv_ok(Conn& ep, const char* what, int timeout_ms, ddp::Completion* out) {
   ddp::Completion c{};
   const bool ok = check(ep, ep.wait_recv(c, timeout_ms), c, what);
   if (out) *out = c;

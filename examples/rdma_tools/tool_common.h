@@ -1,6 +1,6 @@
 // Shared plumbing for the rdma_tools examples (esock_rping, esock_perftest): command-line
 // options for the connection (MPA revision, RTR, CRC, Markers, transport), connecting with
-// the retries rdma_cm tools rely on, and blocking one-message helpers over an Endpoint.
+// the retries rdma_cm tools rely on, and blocking one-message helpers over a Conn.
 // These programs talk to rdma-core's rping and perftest's ib_*_bw/_lat -R running on a
 // real iWARP device (Linux siw, an RNIC), so the wire behaviour mirrors those tools.
 #pragma once
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "esock/ksock/endpoint.h"
+#include "conn.h"
 
 namespace esock::tools {
 
@@ -19,9 +19,18 @@ namespace esock::tools {
 enum class MarkerMode { off, require, prefer };
 
 struct ConnArgs {
-  ksock::Options opts;
+  mpa::Config mpa;         // initiator/responder and Markers are set per connection
+  ddp::QpConfig qp;        // pd is taken from the transport's context
+  int timeout_ms = 20000;  // TCP connect/accept and MPA negotiation; the tools' waits
+  std::size_t cq_depth = 4096;
   MarkerMode markers = MarkerMode::off;
-  std::string transport = "ksock";  // the only transport so far (DPDK comes later)
+  std::string transport = "ksock";  // ksock (kernel TCP socket) or dpdk (lib/tcp, utcp)
+  // dpdk: one DPDK virtual device, esock's own address on it (A.B.C.D/NN), the lcore to
+  // poll on and the EAL runtime directory name (empty: unique per process).
+  std::string vdev;
+  std::string ip;
+  unsigned core = 0;
+  std::string file_prefix;
   // Initiator only: wait this long after the MPA Reply before the first FPDU. A workaround
   // for stock Linux siw 6.1, which sends its Reply before it starts reading the socket, so
   // an FPDU arriving in between sits unread (tests/interop/harness/README.md).
@@ -36,18 +45,16 @@ const char* conn_usage();
 
 // Connects as the MPA initiator. A refused TCP connection is retried `refused_retries`
 // times, 100 ms apart (perftest's client does the same while its server re-listens).
-std::unique_ptr<ksock::Endpoint> connect(ksock::Context& ctx, const std::string& host,
-                                         std::uint16_t port, const ConnArgs& a, int refused_retries,
-                                         std::string* why);
-std::unique_ptr<ksock::Endpoint> accept(ksock::Listener& l, ksock::Context& ctx, const ConnArgs& a,
-                                        std::string* why);
-void print_negotiated(const char* tool, const char* role, const ksock::Endpoint& ep);
+std::unique_ptr<Conn> connect(Transport& t, const std::string& host, std::uint16_t port,
+                              const ConnArgs& a, int refused_retries, std::string* why);
+// The next connection on t's listening port (Transport::listen first).
+std::unique_ptr<Conn> accept(Transport& t, const ConnArgs& a, std::string* why);
+void print_negotiated(const char* tool, const char* role, const Conn& c);
 
 // Waits for the next completion on the send queue and checks it: false (and a message on
 // stderr naming `what`) on timeout or error status.
-bool wait_send_ok(ksock::Endpoint& ep, const char* what, int timeout_ms);
-bool wait_recv_ok(ksock::Endpoint& ep, const char* what, int timeout_ms,
-                  ddp::Completion* out = nullptr);
+bool wait_send_ok(Conn& c, const char* what, int timeout_ms);
+bool wait_recv_ok(Conn& c, const char* what, int timeout_ms, ddp::Completion* out = nullptr);
 const char* to_string(ddp::Status s);
 
 }  // namespace esock::tools
