@@ -208,8 +208,12 @@ bool Driver::size_workload() {
 }
 
 bool Driver::post_first_recv() {
+  if (!ctl_.alloc(ctx_, ctl_len * (1 + ctl_slots))) {
+    fail("reg_mr");
+    return false;
+  }
   const ddp::Sge rx0 = ctl_.sge(0, ctl_len);
-  if (!ctl_.alloc(ctx_, ctl_len * (1 + ctl_slots)) || ep_->post_recv(0, {&rx0, 1}) != 0) {
+  if (ep_->post_recv(0, {&rx0, 1}) != 0) {
     fail("post_recv");
     return false;
   }

@@ -49,8 +49,19 @@ bool Driver::exchange_done() {
 void Driver::shut_down() {
   if (!ep_) return;
   snapshot();
-  // Orderly close (RFC 5040 section 5: the LLP closes the stream), until both FINs are
+  // The server closes first (RFC 5040 section 5: the LLP closes the stream), once its DONE
+  // is acknowledged; the client waits for that FIN. Closing the other way round, the FIN
+  // can arrive in the segment that acknowledges the server's DONE, and the endpoint
+  // flushes the Send before it sees it acknowledged. Then both wait until both FINs are
   // through; TIME-WAIT is as good as closed here.
+  if (client()) {
+    auto peer_closed = [&] {
+      tcp::Connection* c = ep_->tcp_connection();
+      return ep_->state() != Endpoint::State::established || c == nullptr || c->peer_closed();
+    };
+    loop_->run([](Instant) { return false; }, peer_closed,
+               std::min(deadline_, loop_->now() + std::chrono::seconds(3)));
+  }
   ep_->close();
   auto closed = [&] {
     if (ep_->state() == Endpoint::State::closed || ep_->state() == Endpoint::State::failed)
