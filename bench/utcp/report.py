@@ -82,9 +82,15 @@ def rtt(kv, which):
     return num(kv, f"rtt_{which}_us", f"lat_{which}_us")
 
 
+def partial(kv):
+    """A run that hit its timeout but says how much it completed."""
+    return kv is not None and kv.get("error", "").startswith("timeout") and (num(kv, "bytes") or 0) > 0
+
+
 def mbps(kv):
-    """MB/s (10^6 octets per second): bytes/secs when both are there, else MBps."""
-    if not ok(kv):
+    """MB/s (10^6 octets per second): bytes/secs when both are there, else MBps. A run
+    that timed out counts with the rate of what it completed (cells marked *)."""
+    if not ok(kv) and not partial(kv):
         return None
     b, s = num(kv, "bytes"), num(kv, "secs")
     if b and s:
@@ -135,12 +141,15 @@ def latency(rows):
 
 
 def bandwidth(rows):
-    data = {t: {s: mbps(find(rows, "bw", t, sz=str(s))) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
+    found = {t: {s: find(rows, "bw", t, sz=str(s)) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
+    data = {t: {s: mbps(found[t][s]) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
     header = ["size"] + [label for _, label in BW_CONTENDERS]
     header += ["iwarp Write / kernel", "iwarp Write / ksock Write"]
     body = []
     for s in BW_SIZES:
-        r = [size_label(s)] + [cell(data[t][s], "{:.0f}") for t, _ in BW_CONTENDERS]
+        r = [size_label(s)]
+        for t, _ in BW_CONTENDERS:
+            r.append(cell(data[t][s], "{:.0f}") + (" *" if partial(found[t][s]) else ""))
         r.append(cell(ratio(data["iwarp-write"][s], data["kernel"][s]), "{:.2f}"))
         r.append(cell(ratio(data["iwarp-write"][s], data["ksock"][s]), "{:.2f}"))
         body.append(r)
@@ -151,6 +160,7 @@ def loss(rows):
     header = [
         "op", "loss %", "placement", "goodput MB/s", "hole fills", "hole fill p50 us",
         "p99 us", "max us", "peak OOO bytes", "FPDUs placed early", "retransmits (client)",
+        "RTOs (client)",
     ]
     body, data = [], {}
     for op, tag, label in LOSS_OPS:
@@ -160,7 +170,9 @@ def loss(rows):
                 c = find(rows, "loss", who, "client", inj_loss=p)
                 s = find(rows, "loss", who, "server", inj_loss=p)
                 g = mbps(c)
-                srv = s if ok(s) else None
+                g_mark = " *" if partial(c) else ""
+                srv = s if ok(s) or partial(s) else None
+                cli = c if ok(c) or partial(c) else None
                 get = (lambda k: num(srv, k) if srv else None)
                 d = {
                     "goodput": g,
@@ -170,13 +182,14 @@ def loss(rows):
                     "max": get("hole_fill_max_us"),
                     "peak": get("peak_ooo_bytes"),
                     "early": get("fpdus_placed_early"),
-                    "rexmit": num(c, "retransmits") if ok(c) else None,
+                    "rexmit": num(cli, "retransmits") if cli else None,
+                    "rto": num(cli, "rto_expirations") if cli else None,
                 }
                 data[(op, p, placement)] = d
-                body.append([label, p, placement, cell(d["goodput"], "{:.0f}"),
+                body.append([label, p, placement, cell(d["goodput"], "{:.1f}") + g_mark,
                              cell(d["fills"], "{:.0f}"), cell(d["p50"]), cell(d["p99"]),
                              cell(d["max"]), cell(d["peak"], "{:.0f}"), cell(d["early"], "{:.0f}"),
-                             cell(d["rexmit"], "{:.0f}")])
+                             cell(d["rexmit"], "{:.0f}"), cell(d["rto"], "{:.0f}")])
     return md_table(header, body), data
 
 
@@ -283,7 +296,8 @@ Ratio below 1: esock_iwarp is faster.
 
 esock_iwarp and esock_perftest keep a window of outstanding work requests (esock_iwarp
 --depth 16, perftest 128); the kernel client writes back to back (TCP's send buffer is the
-window). Ratios above 1: esock_iwarp is faster.
+window). Ratios above 1: esock_iwarp is faster. `*`: the run hit its timeout; the rate is
+that of the part it completed.
 
 {bw_md}
 
@@ -291,7 +305,8 @@ window). Ratios above 1: esock_iwarp is faster.
 client's port), out-of-order placement on vs off
 
 Goodput is the client's (bytes / secs); hole fills, their latency, peak out-of-order bytes
-and early-placed FPDUs are the receiver's (server's) connection.
+and early-placed FPDUs are the receiver's (server's) connection. `*`: the run hit its
+timeout; the rate is that of the part it completed.
 
 {lo_md}
 """
