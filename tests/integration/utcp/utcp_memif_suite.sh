@@ -159,7 +159,7 @@ run_case() {
 	fi
 	local lat="-"
 	[ "$mode" = lat ] && lat="$(r "$clog" rtt_p50_us)/$(r "$clog" rtt_p99_us)"
-	RESULTS+=("$(printf '%-22s %-6s %-4s %-10s %-5s %8s %9s %9s %8s %8s %18s %13s' "$name" "$op" "$mode" "$fault" \
+	RESULTS+=("$(printf '%-20s %-6s %-4s %-15s %-5s %8s %9s %9s %8s %8s %18s %13s' "$name" "$op" "$mode" "$fault" \
 		"$([ $ok = 1 ] && echo PASS || echo FAIL)" "$(r "$rx" MBps)" "${placed:-?}" "${peak:-?}" \
 		"$(r "$tx" retransmits)" "$(r "$rx" hole_fills)" \
 		"$(r "$rx" hole_fill_p50_us)/$(r "$rx" hole_fill_p99_us)" "$lat")")
@@ -184,7 +184,7 @@ run_case write_pcap write bw clean "--pcap $OUT/write_pcap.server.pcap" \
 
 echo
 echo "================ results ================"
-printf '%-22s %-6s %-4s %-10s %-5s %8s %9s %9s %8s %8s %18s %13s\n' case op mode fault ok \
+printf '%-20s %-6s %-4s %-15s %-5s %8s %9s %9s %8s %8s %18s %13s\n' case op mode fault ok \
 	"rx MB/s" ooo_placed peak_ooo rexmit holes "fill p50/p99 us" "rtt p50/p99"
 for r in "${RESULTS[@]}"; do echo "$r"; done
 echo "(rx: the data receiver's counters; rexmit: the data sender's; rtt in us, full round trip)"
