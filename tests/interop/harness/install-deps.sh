@@ -14,6 +14,7 @@ PKGS=(
     gcc-12 make libelf-dev   # out-of-tree siw.ko against Debian's headers (same compiler Debian used)
     python3                  # host-side MPA probes
     tshark                   # capture + iwarp_mpa decode
+    ethtool                  # siw_suite.sh's DPDK veth: offloads off (wire frames for af_packet)
 )
 
 missing=()

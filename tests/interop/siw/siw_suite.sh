@@ -4,8 +4,10 @@
 # esock_perftest). Matrix: tool x direction x transport x MPA revision x CRC, where
 #   direction  esock->siw: esock is the client / MPA initiator, the siw tool the server;
 #              siw->esock: the siw tool is the client, esock the server / MPA responder;
-#   transport  ksock (the kernel-socket transport; DPDK comes later: add it to TRANSPORTS
-#              and map it in esock_transport_args);
+#   transport  ksock: the kernel-socket transport, esock at 10.77.0.1 (the lab bridge);
+#              dpdk: esock's own TCP stack (lib/tcp + esock::utcp) on DPDK's net_af_packet
+#              over a veth pair whose other end is a port of the lab bridge, esock at
+#              10.77.0.3 (no host interface has that address: only esock answers for it);
 #   MPA        v1, or v2 with peer-to-peer RTR (RFC 6581);
 #   CRC        esock requests CRC32c or does not (siw answers either way).
 # siw is the "tunable" build: fix_accept_race=1 with peer_to_peer=1 for the v2 rows and
@@ -14,13 +16,15 @@
 # preferring them must fall back) and a few rows on the STOCK module, whose accept race
 # (tests/interop/harness/README.md) can stall an esock initiator: those rows are retried up
 # to 3 times and the attempts are recorded.
-# Everything is captured on the lab bridge (one dumpcap per siw variant); each run's TCP
-# port selects its frames, which tshark's iWARP dissectors must decode with zero malformed
+# Everything is captured on the lab bridge (one dumpcap per siw variant; in promiscuous mode
+# it also sees what the bridge forwards between the guest's TAP and the DPDK veth); each
+# run's TCP port selects its frames, which tshark's iWARP dissectors must decode with zero malformed
 # frames and zero CRC mismatches (iwarp_mpa.crc vs iwarp_mpa.crc_check).
 # Output: a markdown table on stdout and in OUT/siw-interop-table.md; logs per run in OUT.
 # Usage: siw_suite.sh ESOCK_RPING ESOCK_PERFTEST OUT_DIR     (root; QEMU under TCG)
-# Env: SIW_SUITE_FILTER=REGEX runs only rows whose id matches (e.g. 'rping|write_bw');
-#      SIW_SUITE_ITERS (default 100), SIW_SUITE_BW_SIZE (65536), SIW_SUITE_LAT_SIZE (64).
+# Env: SIW_SUITE_FILTER=REGEX runs only rows whose id matches (e.g. 'rping|write_bw', 'dpdk');
+#      SIW_SUITE_ITERS (default 100), SIW_SUITE_BW_SIZE (65536), SIW_SUITE_LAT_SIZE (64);
+#      SIW_SUITE_TRANSPORTS (default "ksock dpdk"; dpdk needs a build with DPDK).
 set -uo pipefail
 rping_bin=$(readlink -f "$1")
 perf_bin=$(readlink -f "$2")
@@ -34,7 +38,14 @@ FILTER=${SIW_SUITE_FILTER:-.}
 ITERS=${SIW_SUITE_ITERS:-100}
 BW_SIZE=${SIW_SUITE_BW_SIZE:-65536}
 LAT_SIZE=${SIW_SUITE_LAT_SIZE:-64}
-TRANSPORTS="ksock"
+TRANSPORTS=${SIW_SUITE_TRANSPORTS:-ksock dpdk}
+# The dpdk transport's link: veth DPDK_IF (esock's DPDK port, net_af_packet) <-> DPDK_PEER
+# (a port of the harness's bridge siwbr0), inside the harness's network namespace.
+DPDK_IP=10.77.0.3
+DPDK_IF=esdpdk0
+DPDK_PEER=esdpdk0br
+DPDK_PREFIX=esock-siw-suite-$$
+dpdk_link=
 TOOLS="rping send_bw write_bw read_bw send_lat write_lat read_lat"
 
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/net/tun ]; then
@@ -49,6 +60,8 @@ t_start=$(date +%s)
 cap_pid=
 cleanup() {
   [ -n "$cap_pid" ] && kill -INT "$cap_pid" 2>/dev/null
+  [ -n "$dpdk_link" ] && "$H" host ip link del "$DPDK_IF" >/dev/null 2>&1
+  rm -rf /var/run/dpdk/"$DPDK_PREFIX"-*  # left by an esock run that timed out
   "$H" stop "$G" >/dev/null 2>&1 || true
   "$H" status 2>/dev/null | grep -q running || "$H" teardown >/dev/null 2>&1 || true
 }
@@ -67,6 +80,30 @@ use_siw() {  # use_siw SPEC (stock | tunable,k=v,...): boot once, then swap the 
       >"$out/siw-reload-$2.log" 2>&1 || { cat "$out/siw-reload-$2.log"; exit 1; }
   fi
   variant=$1
+}
+
+# --- the DPDK port's link ---------------------------------------------------------------
+# Offloads off on both ends: frames from the guest's TAP can be GSO (64 KiB) or carry
+# partial checksums, which the bridge would forward as they are to a veth that claims
+# those offloads; without them the kernel segments and checksums before the veth, so the
+# af_packet ring sees wire frames. esock's port has no IP address (the kernel neither
+# answers ARP for 10.77.0.3 nor resets its connections).
+dpdk_link_up() {
+  [ -n "$dpdk_link" ] && return 0
+  command -v ethtool >/dev/null || { echo "ethtool missing: run tests/interop/harness/install-deps.sh"; exit 1; }
+  "$H" host ip link del "$DPDK_IF" >/dev/null 2>&1  # a killed earlier run's
+  "$H" host ip link add "$DPDK_IF" type veth peer name "$DPDK_PEER" || { echo "cannot create veth $DPDK_IF"; exit 1; }
+  dpdk_link=1
+  local i
+  for i in "$DPDK_IF" "$DPDK_PEER"; do
+    "$H" host sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    "$H" host ethtool -K "$i" rx off tx off sg off tso off gso off gro off >/dev/null 2>&1
+    "$H" host ethtool -k "$i" | grep -qE '^(tx-checksumming|generic-segmentation-offload): on' &&
+      { echo "cannot turn the offloads of $i off"; exit 1; }
+  done
+  "$H" host ip link set "$DPDK_PEER" master siwbr0 up || { echo "cannot attach $DPDK_PEER to siwbr0"; exit 1; }
+  "$H" host ip link set "$DPDK_IF" up
+  echo "dpdk transport: esock $DPDK_IP on $DPDK_IF (net_af_packet), peer end $DPDK_PEER on siwbr0"
 }
 
 # --- captures ----------------------------------------------------------------------------
@@ -130,7 +167,14 @@ check_capture() {  # check_capture FILE PORT MIN_FPDUS -> "ok (...)" or a reason
 port=20000
 declare -a rows=()
 fails=0
-esock_transport_args() { echo "--transport $1"; }
+esock_transport_args() {  # esock_transport_args TRANSPORT PORT
+  case $1 in
+    ksock) echo "--transport ksock";;
+    dpdk) echo "--transport dpdk --vdev net_af_packet0,iface=$DPDK_IF,qdisc_bypass=1" \
+               "--ip $DPDK_IP/24 --core 1 --file-prefix $DPDK_PREFIX-$2";;
+  esac
+}
+esock_addr() { [ "$1" = dpdk ] && echo $DPDK_IP || echo $HOST_IP; }
 
 guest_listening() {  # guest_listening PORT
   for _ in $(seq 1 150); do
@@ -157,7 +201,7 @@ run() {
   port=$((port + 1))
   local p=$port tag; tag=$(echo "$id" | tr ' >/' '__-' | tr -cd 'A-Za-z0-9_.-')
   local elog=$out/$tag.esock.log slog=$out/$tag.siw.log
-  local eargs=(--timeout 15000 --crc "$crc" $(esock_transport_args "$tr"))
+  local eargs=(--timeout 15000 --crc "$crc" $(esock_transport_args "$tr" $p)) ea; ea=$(esock_addr "$tr")
   [ "$mpa" = v1 ] && eargs+=(--mpa-rev 1) || eargs+=(--mpa-rev 2)
   [ "$mpa" = v2rtr ] && [ "$dir" = "esock->siw" ] && eargs+=(--rtr)
   eargs+=("$@")
@@ -178,8 +222,8 @@ run() {
         siw_cmd="exec timeout $gt rping -s -a $GUEST_IP -p $p -C $n -S 64 -v -V"
         esock_cmd=("$rping_bin" -c -a $GUEST_IP -p $p -C $n -S 64 -v -V "${eargs[@]}")
       else
-        siw_cmd="timeout $gt rping -c -a $HOST_IP -p $p -C $n -S 64 -v -V"
-        esock_cmd=("$rping_bin" -s -a $HOST_IP -p $p -v "${eargs[@]}")
+        siw_cmd="timeout $gt rping -c -a $ea -p $p -C $n -S 64 -v -V"
+        esock_cmd=("$rping_bin" -s -a $ea -p $p -v "${eargs[@]}")
       fi
     else
       local opts="-R -d siw0 -F -p $p -n $n -s $size"
@@ -187,8 +231,8 @@ run() {
         siw_cmd="exec timeout $gt ib_${tool} $opts"
         esock_cmd=("$perf_bin" -t "$verb" "--$kind" $GUEST_IP -p $p -n $n -s $size "${eargs[@]}")
       else
-        siw_cmd="timeout $gt ib_${tool} $opts $HOST_IP"
-        esock_cmd=("$perf_bin" -t "$verb" "--$kind" --bind $HOST_IP -p $p -n $n -s $size "${eargs[@]}")
+        siw_cmd="timeout $gt ib_${tool} $opts $ea"
+        esock_cmd=("$perf_bin" -t "$verb" "--$kind" --bind $ea -p $p -n $n -s $size "${eargs[@]}")
       fi
     fi
     if [ "$dir" = "esock->siw" ]; then
@@ -247,6 +291,7 @@ for phase in v2rtr v1; do
   fi
   capture_start $phase
   for tr in $TRANSPORTS; do
+    [ "$tr" = dpdk ] && dpdk_link_up
     for tool in $TOOLS; do
       for dir in "esock->siw" "siw->esock"; do
         for crc in on off; do
@@ -272,6 +317,7 @@ done
 use_siw stock stock
 capture_start stock
 for tr in $TRANSPORTS; do
+  [ "$tr" = dpdk ] && dpdk_link_up
   run rping "esock->siw" "$tr" v2 on pass "stock-siw"
   run rping "siw->esock" "$tr" v2 on pass "stock-siw"
   run write_bw "esock->siw" "$tr" v2 off pass "stock-siw"
