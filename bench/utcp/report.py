@@ -31,6 +31,10 @@ BW_CONTENDERS = [
     ("kernel", "kernel TCP (lo)"),
     ("ksock", "esock ksock Write (lo)"),
 ]
+# One colour per contender in every plot (and per op in the loss plot, where line style
+# tells placement on from off).
+COLORS = {"iwarp-send": "C0", "iwarp-write": "C1", "kernel": "C2", "ksock": "C3",
+          "write": "C1", "send": "C0"}
 LOSS_OPS = [("write", "iwarp-write-64k", "Write 64 KiB"), ("send", "iwarp-send-16k", "Send 16 KiB")]
 
 
@@ -208,7 +212,7 @@ def plots(out, lat, bw, lo):
     for ax, (i, title) in zip(axes, [(0, "p50"), (1, "p99")]):
         for t, label in LAT_CONTENDERS:
             xs = [s for s in LAT_SIZES if lat[t][s][i] is not None]
-            ax.plot(xs, [lat[t][s][i] for s in xs], marker="o", label=label)
+            ax.plot(xs, [lat[t][s][i] for s in xs], marker="o", color=COLORS[t], label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(LAT_SIZES, [size_label(s) for s in LAT_SIZES])
@@ -223,7 +227,7 @@ def plots(out, lat, bw, lo):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for t, label in BW_CONTENDERS:
         xs = [s for s in BW_SIZES if bw[t][s] is not None]
-        ax.plot(xs, [bw[t][s] for s in xs], marker="o", label=label)
+        ax.plot(xs, [bw[t][s] for s in xs], marker="o", color=COLORS[t], label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(BW_SIZES, [size_label(s) for s in BW_SIZES])
@@ -236,17 +240,21 @@ def plots(out, lat, bw, lo):
     made.append(_save(fig, out, "bandwidth.png"))
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    # Peak OOO bytes on a linear scale: 0 (everything placed early) is the point to see.
     panels = [("goodput", "goodput MB/s", False), ("p99", "hole fill p99 (us)", True),
-              ("peak", "peak out-of-order bytes (receiver)", True)]
+              ("peak", "peak out-of-order KiB (receiver)", False)]
     xs = list(range(len(LOSSES)))
     for ax, (key, ylabel, logy) in zip(axes, panels):
         for op, _, label in LOSS_OPS:
             for placement, style in (("on", "-"), ("off", "--")):
                 ys = [lo[(op, p, placement)][key] for p in LOSSES]
+                if key == "peak":
+                    ys = [None if y is None else y / 1024 for y in ys]
                 pts = [(x, y) for x, y in zip(xs, ys) if y is not None and (not logy or y > 0)]
                 if pts:
-                    ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o",
-                            label=f"{label}, placement {placement}")
+                    ax.plot([x for x, _ in pts], [y for _, y in pts], style,
+                            marker="s" if op == "write" else "o", markersize=7 if op == "write" else 5,
+                            color=COLORS[op], label=f"{label}, placement {placement}")
         ax.set_xticks(xs, [f"{p}%" for p in LOSSES])
         ax.set_xlabel("injected loss (sender side)")
         ax.set_ylabel(ylabel)
@@ -256,7 +264,7 @@ def plots(out, lat, bw, lo):
     axes[0].legend(fontsize=8)
     axes[0].set_title("goodput")
     axes[1].set_title("hole fill latency p99")
-    axes[2].set_title("receiver's peak out-of-order bytes")
+    axes[2].set_title("receiver's peak out-of-order octets held by TCP")
     fig.tight_layout()
     made.append(_save(fig, out, "loss.png"))
     return made
