@@ -163,7 +163,7 @@ def bandwidth(rows):
 def loss(rows):
     header = [
         "op", "loss %", "placement", "goodput MB/s", "hole fills", "hole fill p50 us",
-        "p99 us", "max us", "peak OOO bytes", "FPDUs placed early", "retransmits (client)",
+        "p99 us", "max us", "peak OOO bytes", "OOO segments placed / offered", "retransmits (client)",
         "RTOs (client)",
     ]
     body, data = [], {}
@@ -186,13 +186,16 @@ def loss(rows):
                     "max": get("hole_fill_max_us"),
                     "peak": get("peak_ooo_bytes"),
                     "early": get("fpdus_placed_early"),
+                    "ooo": get("ooo_segments"),
+                    "ooo_placed": get("ooo_placed"),
                     "rexmit": num(cli, "retransmits") if cli else None,
                     "rto": num(cli, "rto_expirations") if cli else None,
                 }
                 data[(op, p, placement)] = d
                 body.append([label, p, placement, cell(d["goodput"], "{:.1f}") + g_mark,
                              cell(d["fills"], "{:.0f}"), cell(d["p50"]), cell(d["p99"]),
-                             cell(d["max"]), cell(d["peak"], "{:.0f}"), cell(d["early"], "{:.0f}"),
+                             cell(d["max"]), cell(d["peak"], "{:.0f}"),
+                             cell(d["ooo_placed"], "{:.0f}") + " / " + cell(d["ooo"], "{:.0f}"),
                              cell(d["rexmit"], "{:.0f}"), cell(d["rto"], "{:.0f}")])
     return md_table(header, body), data
 
@@ -309,12 +312,13 @@ that of the part it completed.
 
 {bw_md}
 
-## 3. Packet loss: esock_iwarp over memif, sender-side injector (both directions of the
-client's port), out-of-order placement on vs off
+## 3. Packet loss: esock_iwarp over memif, placement on vs off
 
-Goodput is the client's (bytes / secs); hole fills, their latency, peak out-of-order bytes
-and early-placed FPDUs are the receiver's (server's) connection. `*`: the run hit its
-timeout; the rate is that of the part it completed.
+Loss injected on the sender (client): its FaultInjector drops frames in both directions of
+its port. Goodput is the client's (bytes / secs); hole fills, their latency, peak
+out-of-order bytes and the out-of-order segments TCP offered to the endpoint and it placed
+are the receiver's (server's) connection. `*`: the run hit its timeout; the rate is that of
+the part it completed.
 
 {lo_md}
 """
