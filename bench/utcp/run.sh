@@ -128,9 +128,11 @@ iwarp() {
 	local sst=$?
 	record "$bench" "$who" "$clog" "$cst"
 	record "$bench" "$who" "$slog" "$sst" server
-	[ "$cst" = 0 ] && [ "$sst" = 0 ] || say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
+	if [ "$cst" != 0 ] || [ "$sst" != 0 ]; then
+		say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
+	fi
 	rm -f "$sock"
-	rm -rf /var/run/dpdk/"$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}"/dpdk/"$PREFIX-$PORT"-*
+	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
 }
 
 # kernel BENCH MODE SIZE ITERS: Linux TCP over loopback.
@@ -162,7 +164,7 @@ ksock() {
 	RUN=$((RUN + 1))
 	local tag="$bench-ksock-$verb-$size"
 	local slog="$OUT/logs/$tag.server.log" clog="$OUT/logs/$tag.client.log"
-	local common=(-t "$verb" "--$mode" -s "$size" -n "$iters" -p $PORT --markers require)
+	local common=(-t "$verb" "--$mode" -s "$size" -n "$iters" -p "$PORT" --markers require)
 	taskset -c $SERVER_CORE "$PERF" "${common[@]}" --bind 127.0.0.1 >"$slog" 2>&1 &
 	local spid=$!
 	PIDS+=("$spid")
@@ -206,7 +208,7 @@ if want lat; then
 	say "== 1. ping-pong latency"
 	TIMEOUT=30
 	for size in 64 256 1024 4096 16384 65536; do
-		n=$(scale $([ $size -le 4096 ] && echo 2000 || echo 1000))
+		n=$(scale "$([ $size -le 4096 ] && echo 2000 || echo 1000)")
 		say "  size $size, $n iterations"
 		TAGS="sz=$size"
 		iwarp lat iwarp-send "--op send --mode lat --size $size --iters $n" ""
