@@ -200,17 +200,7 @@ def loss(rows):
     return md_table(header, body), data
 
 
-def plots(out, lat, bw, lo):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("report.py: no matplotlib (apt-get install python3-matplotlib): no PNGs",
-              file=sys.stderr)
-        return []
-    made = []
-
+def plot_latency(plt, out, lat):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, (i, title) in zip(axes, [(0, "p50"), (1, "p99")]):
         for t, label in LAT_CONTENDERS:
@@ -225,8 +215,10 @@ def plots(out, lat, bw, lo):
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    made.append(_save(fig, out, "latency.png"))
+    return _save(fig, out, "latency.png")
 
+
+def plot_bandwidth(plt, out, bw):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for t, label in BW_CONTENDERS:
         xs = [s for s in BW_SIZES if bw[t][s] is not None]
@@ -240,8 +232,10 @@ def plots(out, lat, bw, lo):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    made.append(_save(fig, out, "bandwidth.png"))
+    return _save(fig, out, "bandwidth.png")
 
+
+def plot_loss(plt, out, lo):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     # Peak OOO bytes on a linear scale: 0 (everything placed early) is the point to see.
     panels = [("goodput", "goodput MB/s", False), ("p99", "hole fill p99 (us)", True),
@@ -269,7 +263,26 @@ def plots(out, lat, bw, lo):
     axes[1].set_title("hole fill latency p99")
     axes[2].set_title("receiver's peak out-of-order octets held by TCP")
     fig.tight_layout()
-    made.append(_save(fig, out, "loss.png"))
+    return _save(fig, out, "loss.png")
+
+
+def plots(out, todo):
+    """todo: [(plot function, data)] for the sections that have results."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: no matplotlib (apt-get install python3-matplotlib): no PNGs",
+              file=sys.stderr)
+        return []
+    made = []
+    for fn, data in todo:
+        try:
+            made.append(fn(plt, out, data))
+        except Exception as e:  # one bad plot must not cost the others or the tables
+            print(f"report.py: {fn.__name__}: {e}", file=sys.stderr)
+            plt.close("all")
     return made
 
 
@@ -288,22 +301,23 @@ def main():
     meta_path = os.path.join(out, "meta.txt")
     if os.path.exists(meta_path):
         meta = open(meta_path).read().strip()
+    have = {kv.get("bench") for kv in rows}
     lat_md, lat = latency(rows)
     bw_md, bw = bandwidth(rows)
     lo_md, lo = loss(rows)
-    doc = f"""# bench/utcp results
-
-{meta}
-
-## 1. Ping-pong latency: full round trip (us), p50 and p99
+    sections, todo = [f"# bench/utcp results\n\n{meta}\n"], []
+    if "lat" in have:
+        sections.append(f"""## 1. Ping-pong latency: full round trip (us), p50 and p99
 
 esock_iwarp over net_memif (two processes, idle back-off) vs Linux TCP over 127.0.0.1
 (blocking, TCP_NODELAY) vs esock's kernel-socket transport (esock_perftest --lat, Send).
 Ratio below 1: esock_iwarp is faster.
 
 {lat_md}
-
-## 2. Bandwidth, one direction (MB/s = 10^6 octets/s)
+""")
+        todo.append((plot_latency, lat))
+    if "bw" in have:
+        sections.append(f"""## 2. Bandwidth, one direction (MB/s = 10^6 octets/s)
 
 esock_iwarp and esock_perftest keep a window of outstanding work requests (esock_iwarp
 --depth 16, perftest 128); the kernel client writes back to back (TCP's send buffer is the
@@ -311,8 +325,10 @@ window). Ratios above 1: esock_iwarp is faster. `*`: the run hit its timeout; th
 that of the part it completed.
 
 {bw_md}
-
-## 3. Packet loss: esock_iwarp over memif, placement on vs off
+""")
+        todo.append((plot_bandwidth, bw))
+    if "loss" in have:
+        sections.append(f"""## 3. Packet loss: esock_iwarp over memif, placement on vs off
 
 Loss injected on the sender (client): its FaultInjector drops frames in both directions of
 its port. Goodput is the client's (bytes / secs); hole fills, their latency, peak
@@ -321,11 +337,13 @@ are the receiver's (server's) connection. `*`: the run hit its timeout; the rate
 the part it completed.
 
 {lo_md}
-"""
+""")
+        todo.append((plot_loss, lo))
+    doc = "\n".join(sections)
     with open(os.path.join(out, "tables.md"), "w") as f:
         f.write(doc)
     print(doc)
-    for p in plots(out, lat, bw, lo):
+    for p in plots(out, todo):
         print(f"plot: {p}")
 
 
