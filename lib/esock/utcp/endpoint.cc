@@ -144,6 +144,9 @@ int Endpoint::post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp
 bool Endpoint::progress() {
   bool did = false;
   if (conn_ != nullptr) {
+    // Completions for what the peer ACKed first: the peer's FIN may arrive in the same
+    // segment as that ACK, and receive() flushes whatever is still outstanding on FIN.
+    complete_acked();
     did |= receive();
     complete_acked();
     did |= transmit();

@@ -50,22 +50,37 @@ void SendBuffer::consume(std::size_t n) {
     }
     n -= left;
     head_off_ = 0;
+    front_abs_ += chunks_.front().len;
     chunks_.pop_front();
+    if (cache_.index > 0) {
+      --cache_.index;
+    } else {
+      cache_ = Loc{0, front_abs_};
+    }
   }
   // A fully drained copy block is kept only if it is the tail and still has room; popping it
   // above is fine too: the next append starts a fresh block.
 }
 
+SendBuffer::Loc SendBuffer::locate(std::size_t abs) const {
+  Loc l = cache_.start <= abs && cache_.index < chunks_.size() ? cache_ : Loc{0, front_abs_};
+  while (l.index < chunks_.size() && abs >= l.start + chunks_[l.index].len) {
+    l.start += chunks_[l.index].len;
+    ++l.index;
+  }
+  if (l.index < chunks_.size()) cache_ = l;
+  return l;
+}
+
 std::size_t SendBuffer::gather(std::size_t offset, std::size_t len, std::span<TxPiece> out,
                                std::size_t* pieces) const {
   std::size_t covered = 0, k = 0;
-  std::size_t pos = offset + head_off_;  // position within the chunk list
-  for (const Chunk& c : chunks_) {
+  const std::size_t abs = front_abs_ + head_off_ + offset;
+  Loc l = locate(abs);
+  std::size_t pos = abs - l.start;  // within chunks_[l.index]
+  for (std::size_t i = l.index; i < chunks_.size(); ++i) {
     if (covered == len || k == out.size()) break;
-    if (pos >= c.len) {
-      pos -= c.len;
-      continue;
-    }
+    const Chunk& c = chunks_[i];
     std::size_t take = std::min(c.len - pos, len - covered);
     out[k++] = TxPiece{bytes_view(c.data + pos, take), c.ref};
     covered += take;
@@ -91,14 +106,13 @@ bool SendBuffer::append_record(std::span<const TxPiece> parts) {
 }
 
 SendBuffer::RecordEnds SendBuffer::record_ends(std::size_t offset, std::size_t max_len) const {
-  std::size_t pos = offset + head_off_;
+  const std::size_t abs = front_abs_ + head_off_ + offset;
+  Loc l = locate(abs);
+  std::size_t pos = abs - l.start;
   std::size_t run = 0;  // bytes from offset to the end of the current chunk
   RecordEnds r;
-  for (const Chunk& c : chunks_) {
-    if (pos >= c.len) {
-      pos -= c.len;
-      continue;
-    }
+  for (std::size_t i = l.index; i < chunks_.size(); ++i) {
+    const Chunk& c = chunks_[i];
     run += c.len - pos;
     pos = 0;
     if (run > max_len) break;

@@ -79,6 +79,21 @@ class SendBuffer {
   std::size_t size_ = 0;
   std::size_t head_off_ = 0;  // bytes of chunks_.front() already consumed
   std::deque<Chunk> chunks_;
+
+  // Finding the chunk that holds a position is the hot loop of every transmit (gather, and
+  // record_ends for MPA's records). Walking from the front each time costs O(chunks in
+  // flight) per segment, O(n^2) per window, which zero-copy FPDUs (several chunks each)
+  // made dominant: 40% of a sender's profile at 64 in-flight 64 KiB Writes. Positions are
+  // counted from a point that only moves forward ("absolute"); a one-entry cache of the
+  // last chunk found makes the usual forward scan start where the previous one ended.
+  struct Loc {
+    std::size_t index;  // into chunks_
+    std::size_t start;  // absolute position of that chunk's first octet
+  };
+  // The chunk holding absolute position `abs` (chunks_.size() when beyond the end).
+  Loc locate(std::size_t abs) const;
+  std::size_t front_abs_ = 0;  // absolute position of chunks_.front()'s first octet
+  mutable Loc cache_{0, 0};
 };
 
 }  // namespace esock::tcp
