@@ -88,7 +88,7 @@ class UtcpTransport final : public Transport {
   // Answers the peer a little longer so our last ACK/FIN is not left unsent; connections
   // in TIME-WAIT stay with the stack, which goes away with us.
   ~UtcpTransport() override {
-    run_until([&] { return rt_->stack().connection_count() == 0; }, 300);
+    run_until([&] { return rt_->stack().connection_count() == 0; }, 150);
   }
 
   // One round: the stack, then every endpoint; backs off when nothing happened.

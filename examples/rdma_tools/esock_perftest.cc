@@ -176,8 +176,8 @@ int main(int argc, char** argv) {
   const PingpongDest my = res.my_dest(p);
   print_info(a, *data);
   std::printf(" peer perftest version %s\n", peer_version.c_str());
-  auto hs = [&](const char* what) {
-    if (comm.hand_shake(my, &rem)) return true;
+  auto hs = [&](const char* what, bool last = false) {
+    if (comm.hand_shake(my, &rem, last)) return true;
     std::fprintf(stderr, "esock_perftest: handshake failed: %s\n", what);
     return false;
   };
@@ -210,20 +210,20 @@ int main(int argc, char** argv) {
       print_bw_row(p.client ? mine : theirs);  // the server prints the client's numbers
       std::printf("%s", result_line());
     }
-    if (!hs("close")) rc = 1;  // ctx_close_connection
+    if (!hs("close", true)) rc = 1;  // ctx_close_connection
   } else {
     std::vector<double> usec;
     if (p.verb == Verb::send) {
       if (!post_initial_recvs(*data, res, p) || !hs("receives posted")) return 1;
     }
     if (p.verb == Verb::read && !p.client) {
-      if (!hs("close")) return 1;  // read_lat.c: only the client posts Reads
+      if (!hs("close", true)) return 1;  // read_lat.c: only the client posts Reads
     } else {
       print_lat_header();
       if (!run_lat(*data, res, p, rem, &usec)) return fail("test failed");
       print_lat_row(p, usec);
       std::printf("%s", result_line());
-      if (p.verb != Verb::write && !hs("close")) rc = 1;  // write_lat.c has no close
+      if (p.verb != Verb::write && !hs("close", true)) rc = 1;  // write_lat.c has no close
     }
   }
   std::fflush(stdout);

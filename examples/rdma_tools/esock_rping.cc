@@ -223,7 +223,7 @@ int run_server(tools::Transport& tr, const Args& a) {
     ddp::Sge src{b.rdma.data(), n, b.rdma_key};
     if (ep->post_write(5, {&src, 1}, rkey, addr) != 0 ||
         !tools::wait_send_ok(*ep, "RDMA Write to the client's sink", t) ||
-        ep->post_send(6, {&s, 1}) != 0 || !tools::wait_send_ok(*ep, "send go-ahead", t))
+        ep->post_send(6, {&s, 1}) != 0 || !tools::wait_last_send_ok(*ep, "send go-ahead", t))
       return 1;
   }
   std::fflush(stdout);

@@ -63,7 +63,7 @@ CommChannel::CommChannel(soft::Context& ctx, Conn& ep, bool client, int timeout_
   ep_.post_recv(1, {&r, 1});
 }
 
-bool CommChannel::send(std::span<const std::uint8_t> m) {
+bool CommChannel::send(std::span<const std::uint8_t> m, bool last) {
   std::memcpy(tx_.data(), m.data(), m.size());
   ddp::Sge s{tx_.data(), static_cast<std::uint32_t>(m.size()), tx_key_};
   if (ep_.post_send(2, {&s, 1}) != 0) {
@@ -71,16 +71,21 @@ bool CommChannel::send(std::span<const std::uint8_t> m) {
     return false;
   }
   ddp::Completion c{};
-  return wait(true, &c);
+  return wait(true, &c, last);
 }
 
-bool CommChannel::wait(bool send_queue, ddp::Completion* c) {
+bool CommChannel::wait(bool send_queue, ddp::Completion* c, bool last) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   const char* what = send_queue ? "comm channel send" : "comm channel receive";
   for (;;) {
     const std::size_t n = send_queue ? ep_.poll_send_cq({c, 1}) : ep_.poll_recv_cq({c, 1});
     if (n == 1) {
       if (c->status == ddp::Status::success) return true;
+      if (last && flushed_by_peer_close(ep_, *c)) {
+        std::fprintf(stderr, "%s: flushed by the peer's close that answered it (counted as sent)\n",
+                     what);
+        return true;
+      }
       std::fprintf(stderr, "%s: completion status %s (%s)\n", what, to_string(c->status),
                    ep_.error().c_str());
       return false;
@@ -106,15 +111,16 @@ bool CommChannel::recv(std::span<std::uint8_t> out) {
   return ep_.post_recv(1, {&r, 1}) == 0;  // before our answer, as rdma_read_data does
 }
 
-bool CommChannel::xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs) {
+bool CommChannel::xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs,
+                       bool last) {
   if (client_) return send(mine) && recv(theirs);
-  return recv(theirs) && send(mine);
+  return recv(theirs) && send(mine, last);
 }
 
-bool CommChannel::hand_shake(const PingpongDest& mine, PingpongDest* theirs) {
+bool CommChannel::hand_shake(const PingpongDest& mine, PingpongDest* theirs, bool last) {
   std::array<std::uint8_t, pingpong_dest_len> out{}, in{};
   emit(mine, out);
-  if (!xchg(out, in)) return false;
+  if (!xchg(out, in, last)) return false;
   if (theirs) *theirs = parse_dest(in);
   return true;
 }

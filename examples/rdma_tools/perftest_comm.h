@@ -35,8 +35,10 @@ class CommChannel {
  public:
   CommChannel(soft::Context& ctx, Conn& ep, bool client, int timeout_ms);
   // ctx_xchg_data: the client sends then receives, the server receives then sends.
-  bool xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs);
-  bool hand_shake(const PingpongDest& mine, PingpongDest* theirs);
+  // last: the peer closes after this exchange (ctx_close_connection's handshake), so the
+  // server's answer may complete as flushed by that close (wait_last_send_ok).
+  bool xchg(std::span<const std::uint8_t> mine, std::span<std::uint8_t> theirs, bool last = false);
+  bool hand_shake(const PingpongDest& mine, PingpongDest* theirs, bool last = false);
   // exchange_versions + check_sys_data + check_mtu, in perftest's order.
   bool prelude(std::string* peer_version);
   bool xchg_bw_reports(const BwReport& mine, BwReport* theirs);
@@ -46,9 +48,9 @@ class CommChannel {
   void also_progress(Conn* other) { other_ = other; }
 
  private:
-  bool send(std::span<const std::uint8_t> m);
+  bool send(std::span<const std::uint8_t> m, bool last = false);
   bool recv(std::span<std::uint8_t> out);
-  bool wait(bool send_queue, ddp::Completion* c);
+  bool wait(bool send_queue, ddp::Completion* c, bool last = false);
 
   Conn& ep_;
   bool client_;

@@ -55,6 +55,14 @@ void print_negotiated(const char* tool, const char* role, const Conn& c);
 // stderr naming `what`) on timeout or error status.
 bool wait_send_ok(Conn& c, const char* what, int timeout_ms);
 bool wait_recv_ok(Conn& c, const char* what, int timeout_ms, ddp::Completion* out = nullptr);
+// For the last message of an exchange, to which the peer answers by closing the connection
+// (rping's go-ahead after the Write, perftest's closing handshake): a completion flushed
+// by the peer's orderly close also counts, since the peer can only have closed in answer
+// to the message. A transport that completes a Send when the peer ACKs it (utcp) may see
+// the FIN before it completes the ACKed Send (see the note in tests/interop/siw).
+bool wait_last_send_ok(Conn& c, const char* what, int timeout_ms);
+// A flushed completion on a connection the peer closed in order (no error).
+bool flushed_by_peer_close(const Conn& c, const ddp::Completion& done);
 const char* to_string(ddp::Status s);
 
 }  // namespace esock::tools
