@@ -77,6 +77,7 @@ bool CommChannel::send(std::span<const std::uint8_t> m, bool last) {
 bool CommChannel::wait(bool send_queue, ddp::Completion* c, bool last) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   const char* what = send_queue ? "comm channel send" : "comm channel receive";
+  bool open = true;
   for (;;) {
     const std::size_t n = send_queue ? ep_.poll_send_cq({c, 1}) : ep_.poll_recv_cq({c, 1});
     if (n == 1) {
@@ -90,14 +91,16 @@ bool CommChannel::wait(bool send_queue, ddp::Completion* c, bool last) {
                    ep_.error().c_str());
       return false;
     }
+    // The round that saw the close may also have completed (or flushed) our request.
+    if (!open) {
+      std::fprintf(stderr, "%s: channel closed (%s)\n", what, ep_.error().c_str());
+      return false;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       std::fprintf(stderr, "%s: no completion (timeout)\n", what);
       return false;
     }
-    if (!ep_.progress(other_ ? 0 : 1)) {
-      std::fprintf(stderr, "%s: channel closed (%s)\n", what, ep_.error().c_str());
-      return false;
-    }
+    open = ep_.progress(other_ ? 0 : 1);
     if (other_) other_->progress(1);
   }
 }
