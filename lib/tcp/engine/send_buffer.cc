@@ -5,22 +5,31 @@
 
 namespace esock::tcp {
 
+// Copied bytes go into the current pooled block wherever the previous copy stopped, even
+// when reference chunks or record ends came in between (MPA interleaves small copied
+// headers and trailers with payload references): a fresh 64 KiB block per copied piece made
+// malloc, page faults and heap trimming 60% of a zero-copy FPDU receiver's profile.
 std::size_t SendBuffer::append_copy(bytes_view data) {
   std::size_t n = std::min(data.size(), space());
   std::size_t done = 0;
   while (done < n) {
-    Chunk* tail = chunks_.empty() ? nullptr : &chunks_.back();
-    if (!tail || !tail->owned_block || tail->eor || tail->len == tail->block_cap) {
+    if (block_.used == block_.cap) {
       std::uint8_t* mem = nullptr;
       BufRef ref = HeapBuf::make(block_size_, &mem);
-      chunks_.push_back(Chunk{mem, 0, std::move(ref), false, true, block_size_});
-      tail = &chunks_.back();
+      block_ = CopyBlock{mem, block_size_, 0, std::move(ref)};
     }
-    std::size_t k = std::min(n - done, tail->block_cap - tail->len);
+    std::size_t k = std::min(n - done, block_.cap - block_.used);
+    std::uint8_t* dst = block_.data + block_.used;
     // Appending past the bytes already handed to the device is safe: in-flight frames
-    // reference only [data, data + len) as it was when they were built.
-    std::memcpy(const_cast<std::uint8_t*>(tail->data) + tail->len, data.data() + done, k);
-    tail->len += k;
+    // reference only [data, data + len) of their chunk as it was when they were built.
+    std::memcpy(dst, data.data() + done, k);
+    Chunk* tail = chunks_.empty() ? nullptr : &chunks_.back();
+    if (tail && tail->owned_block && !tail->eor && tail->data + tail->len == dst) {
+      tail->len += k;  // the same block, contiguous: one chunk, one gather piece
+    } else {
+      chunks_.push_back(Chunk{dst, k, block_.ref, false, true});
+    }
+    block_.used += k;
     done += k;
   }
   size_ += n;
@@ -33,7 +42,7 @@ bool SendBuffer::append_ref(bytes_view data, const BufRef& ref, bool end_of_reco
     if (end_of_record && !chunks_.empty()) chunks_.back().eor = true;
     return true;
   }
-  chunks_.push_back(Chunk{data.data(), data.size(), ref, end_of_record, false, 0});
+  chunks_.push_back(Chunk{data.data(), data.size(), ref, end_of_record, false});
   size_ += data.size();
   return true;
 }
@@ -58,8 +67,7 @@ void SendBuffer::consume(std::size_t n) {
       cache_ = Loc{0, front_abs_};
     }
   }
-  // A fully drained copy block is kept only if it is the tail and still has room; popping it
-  // above is fine too: the next append starts a fresh block.
+  // The current copy block stays (block_ holds it) until it is full, even when drained.
 }
 
 SendBuffer::Loc SendBuffer::locate(std::size_t abs) const {

@@ -71,9 +71,16 @@ class SendBuffer {
     std::size_t len;
     BufRef ref;
     bool eor;
-    bool owned_block;  // a copy block we may still append to
-    std::size_t block_cap;
+    bool owned_block;  // points into a copy block (may grow while contiguous there)
   };
+  // The pooled block copies go into; chunks reference it, so it lives until they are ACKed.
+  struct CopyBlock {
+    std::uint8_t* data = nullptr;
+    std::size_t cap = 0;
+    std::size_t used = 0;
+    BufRef ref;
+  };
+  CopyBlock block_;
   std::size_t capacity_;
   std::size_t block_size_;
   std::size_t size_ = 0;
