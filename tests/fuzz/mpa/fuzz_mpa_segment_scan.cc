@@ -92,8 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Bytes wire;
   std::size_t off = 0;
   while (in.size() - off >= 2 && ulpdus.size() < 32) {
-    const std::size_t n = std::min<std::size_t>(in[off + 1] * 7u % (cfg.max_ulpdu + 1),
-                                                 in.size() - off - 2);
+    const std::size_t n =
+        std::min<std::size_t>(in[off + 1] * 7u % (cfg.max_ulpdu + 1), in.size() - off - 2);
     const std::size_t h = std::min<std::size_t>(in[off] % 33, n);
     off += 2;
     ulpdus.emplace_back(in.begin() + off, in.begin() + off + n);
