@@ -10,38 +10,12 @@ namespace esock::tools {
 
 namespace {
 
-class KsockConn final : public Conn {
+class KsockConn final : public ForwardingConn<ksock::Endpoint> {
  public:
-  explicit KsockConn(std::unique_ptr<ksock::Endpoint> ep) : ep_(std::move(ep)) {}
-
-  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_->post_send(wr_id, sg);
-  }
-  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_->post_recv(wr_id, sg);
-  }
-  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                 std::uint64_t remote_to) override {
-    return ep_->post_write(wr_id, sg, rkey, remote_to);
-  }
-  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                std::uint64_t remote_to) override {
-    return ep_->post_read(wr_id, sink, rkey, remote_to);
-  }
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) override {
-    return ep_->poll_send_cq(out);
-  }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override {
-    return ep_->poll_recv_cq(out);
-  }
+  using ForwardingConn::ForwardingConn;
   bool progress(int timeout_ms) override { return ep_->progress(timeout_ms); }
   void close(int timeout_ms) override { ep_->close(timeout_ms); }
-  const mpa::Negotiated& negotiated() const override { return ep_->negotiated(); }
-  const std::string& error() const override { return ep_->error(); }
   bool alive() const override { return ep_->alive(); }
-
- private:
-  std::unique_ptr<ksock::Endpoint> ep_;
 };
 
 class KsockTransport final : public Transport {

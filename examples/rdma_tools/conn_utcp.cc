@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cli_parse.h"
 #include "conn_backends.h"
 #include "esock/utcp/endpoint.h"
 #include "tcp/dev/idle_backoff.h"
@@ -22,49 +23,15 @@ bool settled(const utcp::Endpoint& ep) {
          ep.state() != utcp::Endpoint::State::negotiating;
 }
 
-bool parse_cidr(const std::string& s, tcp::Ipv4Addr* ip, std::uint8_t* prefix) {
-  const auto slash = s.find('/');
-  if (slash == std::string::npos) return false;
-  const std::string len = s.substr(slash + 1);
-  char* end = nullptr;
-  const unsigned long n = std::strtoul(len.c_str(), &end, 10);
-  if (len.empty() || *end != '\0' || n == 0 || n > 32) return false;
-  if (!tcp::Ipv4Addr::parse(s.substr(0, slash), ip)) return false;
-  *prefix = static_cast<std::uint8_t>(n);
-  return true;
-}
-
 class UtcpTransport;
 
-class UtcpConn final : public Conn {
+class UtcpConn final : public ForwardingConn<utcp::Endpoint> {
  public:
   UtcpConn(UtcpTransport& t, std::unique_ptr<utcp::Endpoint> ep);
   ~UtcpConn() override;  // the endpoint releases its TCP connection to the stack
 
-  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_->post_send(wr_id, sg);
-  }
-  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_->post_recv(wr_id, sg);
-  }
-  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                 std::uint64_t remote_to) override {
-    return ep_->post_write(wr_id, sg, rkey, remote_to);
-  }
-  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                std::uint64_t remote_to) override {
-    return ep_->post_read(wr_id, sink, rkey, remote_to);
-  }
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) override {
-    return ep_->poll_send_cq(out);
-  }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override {
-    return ep_->poll_recv_cq(out);
-  }
   bool progress(int timeout_ms) override;
   void close(int timeout_ms) override;
-  const mpa::Negotiated& negotiated() const override { return ep_->negotiated(); }
-  const std::string& error() const override { return ep_->error(); }
   bool alive() const override { return ep_->state() == utcp::Endpoint::State::established; }
 
   utcp::Endpoint& endpoint() { return *ep_; }
@@ -75,7 +42,6 @@ class UtcpConn final : public Conn {
 
  private:
   UtcpTransport& t_;
-  std::unique_ptr<utcp::Endpoint> ep_;
 };
 
 class UtcpTransport final : public Transport {
@@ -187,7 +153,7 @@ class UtcpTransport final : public Transport {
 };
 
 UtcpConn::UtcpConn(UtcpTransport& t, std::unique_ptr<utcp::Endpoint> ep)
-    : t_(t), ep_(std::move(ep)) {
+    : ForwardingConn(std::move(ep)), t_(t) {
   t_.attach(ep_.get());
 }
 
@@ -214,7 +180,7 @@ std::unique_ptr<Transport> make_utcp_transport(const ConnArgs& a, std::string* w
     *why = "--transport dpdk needs --vdev DEVARGS";
     return nullptr;
   }
-  if (!parse_cidr(a.ip, &rc.stack.iface.ip, &rc.stack.iface.prefix_len)) {
+  if (!cli::parse_cidr(a.ip, &rc.stack.iface.ip, &rc.stack.iface.prefix_len, 24)) {
     *why = "--transport dpdk needs --ip A.B.C.D/NN (esock's own address), got '" + a.ip + "'";
     return nullptr;
   }

@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "cli_parse.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +10,11 @@
 
 namespace esock::tcp::tool {
 namespace {
+
+using tools::cli::parse_cidr;
+using tools::cli::parse_double;
+using tools::cli::parse_port;
+using tools::cli::parse_u64;
 
 void usage(std::FILE* f) {
   std::fputs(
@@ -34,64 +41,6 @@ void usage(std::FILE* f) {
       "Exit status 0 only when the transfer completed and the stream ended cleanly (or with\n"
       "the RST that --abort-after / --expect-reset asked for).\n",
       f);
-}
-
-bool parse_u64(std::string_view s, std::uint64_t* out, bool suffixes) {
-  if (s.empty()) return false;
-  std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-  if (errno != 0 || end == text.c_str() || text[0] == '-') return false;
-  std::uint64_t mult = 1;
-  if (suffixes && *end != '\0' && end[1] == '\0') {
-    switch (*end) {
-      case 'k':
-      case 'K':
-        mult = 1ull << 10;
-        break;
-      case 'm':
-      case 'M':
-        mult = 1ull << 20;
-        break;
-      case 'g':
-      case 'G':
-        mult = 1ull << 30;
-        break;
-      default:
-        return false;
-    }
-    ++end;
-  }
-  if (*end != '\0' || v > UINT64_MAX / mult) return false;
-  *out = v * mult;
-  return true;
-}
-
-bool parse_double(std::string_view s, double* out, double lo, double hi) {
-  std::string text(s);
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
-}
-
-bool parse_port(std::string_view s, std::uint16_t* out) {
-  std::uint64_t v = 0;
-  if (!parse_u64(s, &v, false) || v == 0 || v > 65535) return false;
-  *out = static_cast<std::uint16_t>(v);
-  return true;
-}
-
-bool parse_cidr(std::string_view s, Ipv4Addr* ip, std::uint8_t* prefix) {
-  auto slash = s.find('/');
-  std::uint64_t p = 32;
-  if (slash != std::string_view::npos && (!parse_u64(s.substr(slash + 1), &p, false) || p > 32))
-    return false;
-  if (!Ipv4Addr::parse(std::string(s.substr(0, slash)), ip)) return false;
-  *prefix = static_cast<std::uint8_t>(p);
-  return true;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include "cli_parse.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +27,10 @@ const char* to_string(Mode m) {
 
 namespace {
 
+using tools::cli::parse_double;
+using tools::cli::parse_port;
+using tools::cli::parse_u64;
+
 void usage(std::FILE* f) {
   std::fputs(
       "usage: esock_iwarp --vdev VDEV --ip A.B.C.D/24 [--core N] [--file-prefix P] [--mtu N]\n"
@@ -45,54 +51,6 @@ void usage(std::FILE* f) {
       "Prints one line 'RESULT key=value ...'; exit 0 only when the run completed (and\n"
       "verified, with --verify).\n",
       f);
-}
-
-bool parse_u64(std::string_view s, std::uint64_t* out, bool suffixes) {
-  if (s.empty() || s[0] == '-') return false;
-  std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-  if (errno != 0 || end == text.c_str()) return false;
-  std::uint64_t mult = 1;
-  if (suffixes && *end != '\0' && end[1] == '\0') {
-    switch (*end) {
-      case 'k':
-      case 'K':
-        mult = 1ull << 10;
-        break;
-      case 'm':
-      case 'M':
-        mult = 1ull << 20;
-        break;
-      case 'g':
-      case 'G':
-        mult = 1ull << 30;
-        break;
-      default:
-        return false;
-    }
-    ++end;
-  }
-  if (*end != '\0' || v > UINT64_MAX / mult) return false;
-  *out = v * mult;
-  return true;
-}
-
-bool parse_double(std::string_view s, double* out, double lo, double hi) {
-  std::string text(s);
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
-}
-
-bool parse_port(std::string_view s, std::uint16_t* out) {
-  std::uint64_t v = 0;
-  if (!parse_u64(s, &v, false) || v == 0 || v > 65535) return false;
-  *out = static_cast<std::uint16_t>(v);
-  return true;
 }
 
 bool parse_on_off(std::string_view s, bool* out) {
@@ -136,12 +94,7 @@ std::optional<Options> parse_options(int argc, char** argv, int* exit_code) {
       if (s.empty()) return bad(v);
       o.vdev = v;
     } else if (a == "--ip") {
-      const auto slash = s.find('/');
-      std::uint64_t p = 24;
-      if (slash != std::string_view::npos && (!parse_u64(s.substr(slash + 1), &p, false) || p > 32))
-        return bad(v);
-      if (!tcp::Ipv4Addr::parse(std::string(s.substr(0, slash)), &o.ip)) return bad(v);
-      o.prefix_len = static_cast<std::uint8_t>(p);
+      if (!tools::cli::parse_cidr(s, &o.ip, &o.prefix_len, 24)) return bad(v);
       have_ip = true;
     } else if (a == "--core" || a == "--mtu" || a == "--idle-sleep-us") {
       if (!parse_u64(s, &n, false) || n > 1000000) return bad(v);

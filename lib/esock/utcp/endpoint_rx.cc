@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "ddp/wire.h"
 #include "esock/soft/llp_errors.h"
 #include "esock/utcp/endpoint.h"
 #include "mpa/segment_scan.h"
@@ -10,11 +11,7 @@
 namespace esock::utcp {
 
 namespace {
-// RFC 5041 section 5.1 / 5.2: the tagged header is 14 octets (RDMAP control included),
-// the untagged one 18; the T bit is the high bit of the first octet.
-std::size_t ddp_header_len(std::uint8_t first) {
-  return (first & 0x80) ? 14 : 18;
-}
+constexpr std::size_t max_fpdus_per_segment = 16;
 }  // namespace
 
 std::uint64_t Endpoint::rx_stream_pos(std::uint32_t seq) const {
@@ -133,9 +130,11 @@ void Endpoint::on_range_delivered(std::uint32_t seq, std::uint32_t len) {
 // from the received frame into the target). All or nothing; *n FPDUs recorded in rec.
 Endpoint::PlaceResult Endpoint::scan_and_place(bytes_view data, std::uint64_t pos,
                                                std::span<PlacedFpdu> rec, std::size_t* n) {
-  // Sized for one segment of up to a jumbo frame; a larger one is simply not placed.
-  std::array<mpa::ScannedFpdu, 64> found;
-  std::array<bytes_view, 96> views;
+  // Runs on every received segment, and these arrays are initialised each time: sized for
+  // what aligned senders put in a segment (one FPDU, a few when they are small). A segment
+  // with more FPDUs or pieces scans as no_room and takes the deframer path.
+  std::array<mpa::ScannedFpdu, max_fpdus_per_segment> found;
+  std::array<bytes_view, 48> views;
   *n = 0;
   std::size_t count = 0;
   const mpa::Negotiated& neg = negotiator_.result();
@@ -146,7 +145,7 @@ Endpoint::PlaceResult Endpoint::scan_and_place(bytes_view data, std::uint64_t po
     return PlaceResult::not_self_describing;
   for (std::size_t i = 0; i < count; ++i) {
     const mpa::ScannedFpdu& f = found[i];
-    const std::size_t hl = f.hdr_len ? ddp_header_len(f.hdr[0]) : 0;
+    const std::size_t hl = f.hdr_len ? ddp::header_length(f.hdr[0]) : 0;
     if (hl == 0 || f.hdr_len < hl) return PlaceResult::not_placeable;  // not a data segment
     // The payload as a gather list: the header copy's tail, then the segment's pieces.
     std::array<bytes_view, 1 + views.size()> payload;
@@ -172,7 +171,7 @@ Endpoint::PlaceResult Endpoint::scan_and_place(bytes_view data, std::uint64_t po
 // Markers). Anything else, including a CRC error, goes through the deframer.
 bool Endpoint::place_in_order(bytes_view v) {
   if (!deframer_->at_boundary()) return false;
-  std::array<PlacedFpdu, 64> rec;
+  std::array<PlacedFpdu, max_fpdus_per_segment> rec;
   std::size_t n = 0;
   if (scan_and_place(v, rx_pos_, rec, &n) != PlaceResult::placed) return false;
   if (!deframer_->skip(v.size())) return false;  // cannot happen at a boundary; be safe
@@ -194,7 +193,7 @@ bool Endpoint::place_in_order(bytes_view v) {
 bool Endpoint::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef&) {
   if (!opts_.ooo_placement || state_ != State::established) return false;
   ++stats_.ooo_segments;
-  std::array<PlacedFpdu, 64> rec;
+  std::array<PlacedFpdu, max_fpdus_per_segment> rec;
   std::size_t n = 0;
   switch (scan_and_place(data, rx_stream_pos(seq), rec, &n)) {
     case PlaceResult::crc_error:
