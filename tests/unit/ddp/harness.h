@@ -14,6 +14,32 @@ namespace esock::ddp::testing {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// One ULPDU built by hand: header (DdpHeader::length() octets) then payload.
+inline Bytes seg(const DdpHeader& h, bytes_view payload = {}) {
+  Bytes b(h.length());
+  emit(h, b);
+  b.insert(b.end(), payload.begin(), payload.end());
+  return b;
+}
+
+inline DdpHeader write_hdr(stag_t s, std::uint64_t to) {
+  DdpHeader h;
+  h.tagged = true;
+  h.opcode = RdmapOpcode::write;
+  h.stag = s;
+  h.to = to;
+  return h;
+}
+
+// An untagged Send header on QN 0.
+inline DdpHeader send_hdr(std::uint32_t msn, std::uint32_t mo = 0, bool last = true) {
+  DdpHeader h;
+  h.msn = msn;
+  h.mo = mo;
+  h.last = last;
+  return h;
+}
+
 inline QpConfig with_pd(QpConfig c, std::uint32_t pd) {
   c.pd = pd;
   return c;

@@ -18,30 +18,6 @@ QpConfig cfg() {
   return c;
 }
 
-Bytes seg(const DdpHeader& h, bytes_view payload = {}) {
-  Bytes b(h.length());
-  emit(h, b);
-  b.insert(b.end(), payload.begin(), payload.end());
-  return b;
-}
-
-DdpHeader write_hdr(stag_t s, std::uint64_t to) {
-  DdpHeader h;
-  h.tagged = true;
-  h.opcode = RdmapOpcode::write;
-  h.stag = s;
-  h.to = to;
-  return h;
-}
-
-DdpHeader send_hdr(std::uint32_t msn, std::uint32_t mo = 0, bool last = true) {
-  DdpHeader h;
-  h.msn = msn;
-  h.mo = mo;
-  h.last = last;
-  return h;
-}
-
 bytes_view header_of(const Bytes& s) {
   return bytes_view(s).first(header_length(s[0]));
 }

@@ -16,30 +16,6 @@ QpConfig cfg(std::uint16_t ird = 4) {
   return c;
 }
 
-Bytes seg(const DdpHeader& h, bytes_view payload = {}) {
-  Bytes b(h.length());
-  emit(h, b);
-  b.insert(b.end(), payload.begin(), payload.end());
-  return b;
-}
-
-DdpHeader write_hdr(stag_t s, std::uint64_t to) {
-  DdpHeader h;
-  h.tagged = true;
-  h.opcode = RdmapOpcode::write;
-  h.stag = s;
-  h.to = to;
-  return h;
-}
-
-DdpHeader send_hdr(std::uint32_t msn, std::uint32_t mo = 0, bool last = true) {
-  DdpHeader h;
-  h.msn = msn;
-  h.mo = mo;
-  h.last = last;
-  return h;
-}
-
 Bytes rr_seg(std::uint32_t msn, const ReadRequest& rr, std::uint32_t mo = 0) {
   DdpHeader h;
   h.opcode = RdmapOpcode::read_request;
