@@ -25,9 +25,11 @@ std::string trim(const std::string& s) {
 
 // name (lower case, no prefix) -> value, from the file then the environment.
 std::map<std::string, std::string> settings() {
-  static const char* const names[] = {"provider",       "recv_buffers", "recv_buffer_size",
-                                      "rndv_threshold", "mpa_revision", "mpa_markers",
-                                      "mpa_crc",        "timeout_ms",   "debug"};
+  static const char* const names[] = {
+      "provider",    "recv_buffers",     "recv_buffer_size", "rndv_threshold", "mpa_revision",
+      "mpa_markers", "mpa_crc",          "timeout_ms",       "debug",          "dpdk_vdev",
+      "dpdk_ip",     "dpdk_gateway",     "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
+      "dpdk_pcap",   "dpdk_link_wait_ms"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -63,7 +65,16 @@ void number(const std::map<std::string, std::string>& s, const char* k, T& v) {
 Config load() {
   Config c;
   const auto s = settings();
-  if (auto it = s.find("provider"); it != s.end()) c.provider = it->second;
+  for (auto [k, v] : {std::pair{"provider", &c.provider},
+                      {"dpdk_vdev", &c.dpdk_vdev},
+                      {"dpdk_ip", &c.dpdk_ip},
+                      {"dpdk_gateway", &c.dpdk_gateway},
+                      {"dpdk_file_prefix", &c.dpdk_file_prefix},
+                      {"dpdk_pcap", &c.dpdk_pcap}})
+    if (auto it = s.find(k); it != s.end()) *v = it->second;
+  number(s, "dpdk_core", c.dpdk_core);
+  number(s, "dpdk_memory_mb", c.dpdk_memory_mb);
+  number(s, "dpdk_link_wait_ms", c.dpdk_link_wait_ms);
   number(s, "recv_buffers", c.recv_buffers);
   number(s, "recv_buffer_size", c.recv_buffer_size);
   number(s, "rndv_threshold", c.rndv_threshold);
@@ -82,6 +93,7 @@ Config load() {
   if (c.recv_buffer_size > (1u << 24)) c.recv_buffer_size = 1u << 24;
   if (c.mpa_revision != 1) c.mpa_revision = 2;
   if (c.timeout_ms <= 0) c.timeout_ms = 10000;
+  if (c.dpdk_memory_mb < 64) c.dpdk_memory_mb = 64;
   return c;
 }
 

@@ -1,5 +1,8 @@
 // DDPMODE connection set-up: connect (initiator) and accept (responder) over the configured
 // provider, the ESTP Hello check, and the descriptor handover of docs/sockets.md ("fd model").
+// This file: what both provider kinds share, and the kernel-TCP path (ksock).
+#include "esock/sockets/ddp_conn.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -18,9 +21,9 @@
 
 namespace esock::sockets {
 
-namespace {
+std::unique_ptr<Provider> load_provider_plugin(const std::string& name, std::string* why);
 
-int fail(int err) {
+int errno_fail(int err) {
   errno = err;
   return -1;
 }
@@ -37,10 +40,14 @@ int move_high(int fd) {
   return r;
 }
 
+namespace {
+
 estp::Params local_params(bool msgmode) {
   const Config& c = config();
   return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode};
 }
+
+}  // namespace
 
 mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
   const Config& c = config();
@@ -59,22 +66,7 @@ mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
   return m;
 }
 
-// Negotiates MPA over the private TCP descriptor, checks the peer's Hello and starts the
-// stream engine. 0 or errno (the descriptor is consumed either way).
-int establish(int tcp_fd, bool initiator, Socket& s) {
-  Provider* p = configured_provider();
-  if (p == nullptr) {
-    ESOCK_LIBC(close)(tcp_fd);
-    return EOPNOTSUPP;
-  }
-  int err = 0;
-  std::string why;
-  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()),
-                         config().timeout_ms, &err, &why);
-  if (!pc) {
-    if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
-    return err;
-  }
+int attach(std::unique_ptr<ProviderConn> pc, bool initiator, Socket& s) {
   const bytes_view pd = pc->negotiated().peer_private_data;
   const auto hello = estp::parse_hello(pd);
   // Section 3 of docs/stream-protocol.md: no Hello at all is a refusal; a bad one or a
@@ -97,27 +89,56 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
   c->stream = std::make_unique<estp::Stream>(pc->verbs(), local_params(s.msgmode()), *hello);
   c->pc = std::move(pc);
   if (const int rc = c->stream->start(initiator); rc != 0) return rc;
+  c->pc->hold_input(false);  // the stream's receives are posted
   c->pc->flush();
   s.conn = std::move(c);
   return 0;
 }
 
-// The signal socketpair: returns A (to become the application's number) or -1; the Conn
-// keeps L and a private dup of A.
-int make_signal(Conn& c) {
+int make_signal(int* sig_a, int* sig_l) {
   int sp[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return -1;
   // The smallest send buffer the kernel allows: a few octets fill it (writability signal).
   const int small = 1;
   ESOCK_LIBC(setsockopt)(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
-  c.sig_a = move_high(sp[0]);
-  c.sig_l = move_high(sp[1]);
+  *sig_a = move_high(sp[0]);
+  *sig_l = move_high(sp[1]);
   ESOCK_LIBC(close)(sp[1]);
-  if (c.sig_a < 0 || c.sig_l < 0) {
+  if (*sig_a < 0 || *sig_l < 0) {
     ESOCK_LIBC(close)(sp[0]);
     return -1;
   }
   return sp[0];
+}
+
+int take_number(int fd, int a) {
+  const int fdflags = ESOCK_LIBC(fcntl)(fd, F_GETFD);
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  if (ESOCK_LIBC(dup3)(a, fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) return -1;
+  if (flflags & O_NONBLOCK) ESOCK_LIBC(fcntl)(fd, F_SETFL, O_NONBLOCK);
+  return 0;
+}
+
+namespace {
+
+// Negotiates MPA over the private TCP descriptor (kernel-TCP providers), checks the peer's
+// Hello and starts the stream engine. 0 or errno (the descriptor is consumed either way).
+int establish(int tcp_fd, bool initiator, Socket& s) {
+  Provider* p = configured_provider();
+  if (p == nullptr) {
+    ESOCK_LIBC(close)(tcp_fd);
+    return EOPNOTSUPP;
+  }
+  int err = 0;
+  std::string why;
+  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()),
+                         config().timeout_ms, &err, &why);
+  if (!pc) {
+    if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
+    return err;
+  }
+  std::lock_guard lk(Runtime::get().mu);
+  return attach(std::move(pc), initiator, s);
 }
 
 // Waits for a non-blocking connect in progress (DDPMODE connect always completes before it
@@ -134,50 +155,56 @@ int finish_tcp_connect(int fd) {
 }  // namespace
 
 Provider* configured_provider() {
-  static Provider* p = [] {
-    if (config().provider == "ksock") return make_ksock_provider().release();
-    std::fprintf(stderr, "esock: provider '%s' is not available\n", config().provider.c_str());
-    return static_cast<Provider*>(nullptr);
+  static Provider* p = []() -> Provider* {
+    const std::string& name = config().provider;
+    if (name == "ksock") return make_ksock_provider().release();
+    std::string why;
+    if (auto q = load_provider_plugin(name, &why)) return q.release();
+    std::fprintf(stderr, "esock: provider '%s' is not available: %s\n", name.c_str(), why.c_str());
+    return nullptr;
   }();
   return p;
 }
 
 int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   auto s = fd_get(fd);
-  if (!s) return fail(EBADF);
+  if (!s) return errno_fail(EBADF);
   switch (s->state()) {
     case Socket::State::armed:
       break;
     case Socket::State::connected:
-      return fail(EISCONN);
+      return errno_fail(EISCONN);
     case Socket::State::listening:
-      return fail(EINVAL);
+      return errno_fail(EINVAL);
     default:
-      return fail(s->error ? s->error : EBADF);
+      return errno_fail(s->error ? s->error : EBADF);
   }
+  Provider* p = configured_provider();
+  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p->own_stack()) return stack_connect(*p, fd, s, addr, len);
   if (ESOCK_LIBC(connect)(fd, addr, len) < 0) {
     if (errno != EINPROGRESS) return -1;
-    if (const int err = finish_tcp_connect(fd); err != 0) return fail(err);
+    if (const int err = finish_tcp_connect(fd); err != 0) return errno_fail(err);
   }
   const int priv = move_high(fd);
   if (priv < 0) return -1;
   if (const int err = establish(priv, true, *s); err != 0) {
     s->set_state(Socket::State::failed);
     s->error = err;
-    return fail(err);
+    return errno_fail(err);
   }
   // Handover: the application's number becomes A, keeping its descriptor flags; the TCP
   // socket lives on only as the provider's private descriptor.
-  const int fdflags = ESOCK_LIBC(fcntl)(fd, F_GETFD);
   const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
-  const int a = make_signal(*s->conn);
-  if (a < 0 || ESOCK_LIBC(dup3)(a, fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+  const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
+  if (a < 0 || take_number(fd, a) < 0) {
     const int err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    std::lock_guard lk(Runtime::get().mu);
     s->conn.reset();
-    return fail(err);
+    return errno_fail(err);
   }
   ESOCK_LIBC(close)(a);
-  if (flflags & O_NONBLOCK) ESOCK_LIBC(fcntl)(fd, F_SETFL, O_NONBLOCK);
   std::lock_guard lk(Runtime::get().mu);
   s->nonblocking = (flflags & O_NONBLOCK) != 0;
   s->set_state(Socket::State::connected);
@@ -187,10 +214,12 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
 
 int ddp_listen(int fd, int backlog) {
   auto s = fd_get(fd);
-  if (!s) return fail(EBADF);
+  if (!s) return errno_fail(EBADF);
   if (s->state() != Socket::State::armed && s->state() != Socket::State::listening)
-    return fail(EINVAL);
-  if (!configured_provider()) return fail(EOPNOTSUPP);
+    return errno_fail(EINVAL);
+  Provider* p = configured_provider();
+  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p->own_stack()) return s->lis ? 0 : stack_listen(*p, fd, s, backlog);
   if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
   s->set_state(Socket::State::listening);
   return 0;
@@ -198,9 +227,11 @@ int ddp_listen(int fd, int backlog) {
 
 int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
   auto ls = fd_get(fd);
-  if (!ls) return fail(EBADF);
-  if (ls->state() != Socket::State::listening) return fail(EINVAL);
-  if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return fail(EINVAL);
+  if (!ls) return errno_fail(EBADF);
+  if (ls->state() != Socket::State::listening) return errno_fail(EINVAL);
+  if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
+  Provider* p = configured_provider();
+  if (p != nullptr && p->own_stack()) return stack_accept(*p, *ls, addr, len, flags);
   for (;;) {
     // The listener stays a kernel socket: blocking, O_NONBLOCK and readiness are its own.
     const int t = ESOCK_LIBC(accept4)(fd, addr, len, SOCK_CLOEXEC);
@@ -214,16 +245,20 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
     // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener.
     if (establish(priv, false, *s) != 0) {
       // Never delivered to the application (docs/stream-protocol.md section 3).
-      if (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) return fail(EAGAIN);
+      {
+        std::lock_guard lk(Runtime::get().mu);
+        s->conn.reset();
+      }
+      if (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) return errno_fail(EAGAIN);
       continue;
     }
-    const int a = make_signal(*s->conn);
+    const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
     if (a < 0) return -1;
     if (!(flags & SOCK_CLOEXEC)) ESOCK_LIBC(fcntl)(a, F_SETFD, 0);
     if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
     if (static_cast<unsigned>(a) >= static_cast<unsigned>(max_ddp_fd)) {
       ESOCK_LIBC(close)(a);
-      return fail(EMFILE);
+      return errno_fail(EMFILE);
     }
     {
       std::lock_guard lk(Runtime::get().mu);

@@ -1,11 +1,15 @@
 // DDPMODE descriptor bookkeeping: close/dup follow the numbers, fcntl flags, names.
 #include <fcntl.h>
+#include <netinet/in.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "esock/sockets/ddp_ops.h"
 #include "esock/sockets/fd_table.h"
 #include "esock/sockets/libc.h"
+#include "esock/sockets/provider.h"
 #include "esock/sockets/runtime.h"
 #include "esock/sockets/socket.h"
 
@@ -41,14 +45,24 @@ int ddp_fcntl_setfl(int fd, int flags) {
 }
 
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
-  // A connected socket's names are those of its private TCP descriptor.
+  // A connected socket's names are its connection's (the private TCP descriptor's, or the
+  // provider stack's); an own-stack listener's is the stack's address and port.
   int tcp = fd;
   if (auto s = fd_get(fd)) {
     std::lock_guard lk(Runtime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
-      tcp = s->conn->pc->poll_fd();
-    else if (s->orphaned)
-      tcp = -1;
+      return s->conn->pc->name(peer, addr, len);
+    if (s->lis && !peer) {
+      if (addr == nullptr || len == nullptr) {
+        errno = EFAULT;
+        return -1;
+      }
+      const sockaddr_in a = s->lis->pl->local();
+      std::memcpy(addr, &a, std::min<std::size_t>(*len, sizeof a));
+      *len = sizeof a;
+      return 0;
+    }
+    if (s->orphaned || s->lis) tcp = -1;
   }
   if (tcp < 0) {
     errno = ENOTCONN;
@@ -61,9 +75,24 @@ int ddp_option_fd(int fd) {
   if (auto s = fd_get(fd)) {
     std::lock_guard lk(Runtime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
-      return s->conn->pc->poll_fd();
+      return s->conn->pc->option_fd() >= 0 ? s->conn->pc->option_fd() : s->conn->opt_fd;
+    if (s->lis) return s->lis->opt_fd;
   }
   return fd;
+}
+
+int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
+  // An own-stack provider's addresses are not the kernel's: the kernel socket binds the
+  // port on all addresses instead (reserving it, and choosing one for port 0), and the
+  // stack listens on that port (docs/sockets.md, "Providers").
+  Provider* p = configured_provider();
+  if (p == nullptr || !p->own_stack() || addr == nullptr || len < sizeof(sockaddr_in) ||
+      addr->sa_family != AF_INET)
+    return ESOCK_LIBC(bind)(fd, addr, len);
+  sockaddr_in a;
+  std::memcpy(&a, addr, sizeof a);
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  return ESOCK_LIBC(bind)(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
 }
 
 }  // namespace esock::sockets

@@ -22,5 +22,6 @@ int ddp_fcntl_setfl(int fd, int flags);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 // The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
 int ddp_option_fd(int fd);
+int ddp_bind(int fd, const sockaddr* addr, socklen_t len);
 
 }  // namespace esock::sockets

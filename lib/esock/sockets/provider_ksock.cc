@@ -90,6 +90,10 @@ class KsockConn final : public ProviderConn {
 
   void hold_input(bool on) override { hold_ = on; }
 
+  int name(bool peer, sockaddr* addr, socklen_t* len) const override {
+    return peer ? ESOCK_LIBC(getpeername)(fd_, addr, len) : ESOCK_LIBC(getsockname)(fd_, addr, len);
+  }
+
   void shutdown() override {
     flush();
     ESOCK_LIBC(shutdown)(fd_, SHUT_WR);

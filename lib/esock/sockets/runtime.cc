@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <thread>
 
 #include "esock/sockets/fd_table.h"
@@ -17,16 +18,38 @@ namespace esock::sockets {
 namespace {
 constexpr auto close_drain_time = std::chrono::seconds(2);
 constexpr auto close_fin_wait = std::chrono::seconds(1);
+// Own-stack polling: empty rounds before the first sleep, and the sleep (the figures of
+// tcp::IdleBackoffConfig, measured in bench/tcp: busy-poll latency while a conversation
+// goes on, a few percent of a core once idle).
+constexpr unsigned spin_rounds = 1024;
+constexpr long idle_sleep_ns = 50'000;
+
+void close_all(std::initializer_list<int*> fds) {
+  for (int* fd : fds) {
+    if (*fd >= 0) ESOCK_LIBC(close)(*fd);
+    *fd = -1;
+  }
+}
 }  // namespace
+
+void RuntimeMutex::lock_after_waiters() {
+  // Bounded: an application thread that announced itself takes the lock within a few
+  // microseconds of the release; if it does not, the progress thread goes on.
+  for (int i = 0; i < 2000 && wanted_.load(std::memory_order_relaxed) > 0; ++i)
+    __builtin_ia32_pause();
+  m_.lock();
+}
 
 void Conn::release() {
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
   pc.reset();  // closes the transport
-  for (int* fd : {&sig_a, &sig_l}) {
-    if (*fd >= 0) ESOCK_LIBC(close)(*fd);
-    *fd = -1;
-  }
+  close_all({&sig_a, &sig_l, &opt_fd});
+}
+
+void StackListen::release() {
+  pl.reset();
+  close_all({&sig_a, &sig_l, &opt_fd});
 }
 
 Runtime& Runtime::get() {
@@ -52,9 +75,22 @@ void Runtime::wake() {
 
 void Runtime::add(std::shared_ptr<Socket> s) {
   start_thread();
-  update_signals(*s);
+  if (s->conn) update_signals(*s);
   socks_.push_back(std::move(s));
   wake();
+}
+
+int Runtime::use_stack(Provider& p, std::string* why) {
+  if (stack_of_parent_) {
+    *why = "the provider's stack belongs to the parent process (fork)";
+    return EOPNOTSUPP;
+  }
+  if (const int err = p.start(why); err != 0) return err;
+  if (stack_ == nullptr) std::atexit(at_exit);
+  stack_ = &p;
+  start_thread();
+  wake();
+  return 0;
 }
 
 void Runtime::after_op(Socket& s) {
@@ -69,15 +105,26 @@ void Runtime::after_op(Socket& s) {
   if (s.conn->pc->output_pending()) wake();
 }
 
-void Runtime::wait(std::unique_lock<std::mutex>& lk) {
+void Runtime::wait(std::unique_lock<RuntimeMutex>& lk) {
   ++waiters_;
   cv.wait(lk);
   --waiters_;
 }
 
+bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, Clock::time_point deadline) {
+  ++waiters_;
+  const bool in_time = cv.wait_until(lk, deadline) == std::cv_status::no_timeout;
+  --waiters_;
+  return in_time || Clock::now() < deadline;
+}
+
 void Runtime::close(const std::shared_ptr<Socket>& s) {
   s->set_state(Socket::State::closed);
   cv.notify_all();  // calls blocked on this socket return EBADF
+  if (s->lis) {
+    s->lis.reset();  // the stack resets connections still waiting to be accepted
+    return;
+  }
   if (!s->conn) return;
   Conn& c = *s->conn;
   if (c.stream) {
@@ -194,6 +241,27 @@ void Runtime::service_raw(Socket& s) {
   if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
 }
 
+// An own-stack listener's number is readable while a connection waits to be accepted.
+void Runtime::service_listener(Socket& s) {
+  StackListen& l = *s.lis;
+  const bool want = l.pl->pending();
+  if (want && !l.sig_readable) {
+    const char b = 'a';
+    l.sig_readable = ESOCK_LIBC(send)(l.sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
+  } else if (!want && l.sig_readable) {
+    char b;
+    ESOCK_LIBC(recv)(l.sig_a, &b, 1, MSG_DONTWAIT);
+    l.sig_readable = false;
+  }
+}
+
+// Own-stack polling while idle: a short sleep that the eventfd (an application thread's
+// wake) or any kernel-transport descriptor ends early.
+void Runtime::sleep_idle(std::vector<pollfd>& pfds) {
+  const timespec ts{0, idle_sleep_ns};
+  ::ppoll(pfds.data(), pfds.size(), &ts, nullptr);
+}
+
 void Runtime::loop() {
   std::unique_lock lk(mu);
   std::vector<pollfd> pfds;
@@ -206,28 +274,76 @@ void Runtime::loop() {
       if (!s->conn || !s->conn->pc) continue;
       closing = closing || s->conn->closing != 0;
       const short ev = s->conn->pc->poll_events();
-      if (ev == 0) continue;
+      if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
       who.push_back(s.get());
     }
+    // One round of the own stack (received frames, timers, every connection's engine).
+    const bool polling = stack_ != nullptr;
+    const bool did = polling && stack_->poll_once();
     lk.unlock();
-    ::poll(pfds.data(), pfds.size(), closing ? 20 : -1);
-    lk.lock();
+    if (!polling) {
+      ::poll(pfds.data(), pfds.size(), closing ? 20 : -1);
+    } else if (did) {
+      empty_rounds_ = 0;
+      if (pfds.size() > 1) ::poll(pfds.data(), pfds.size(), 0);
+    } else if (++empty_rounds_ > spin_rounds) {
+      sleep_idle(pfds);
+    } else if (pfds.size() > 1) {
+      ::poll(pfds.data(), pfds.size(), 0);
+    }
+    if (polling) {
+      // Application threads waiting for the lock go first (RuntimeMutex).
+      lk.release();
+      mu.lock_after_waiters();
+      lk = std::unique_lock(mu, std::adopt_lock);
+    } else {
+      lk.lock();
+    }
     if (pfds[0].revents & POLLIN) {
       std::uint64_t n;
       [[maybe_unused]] const ssize_t r = ESOCK_LIBC(read)(wake_fd_, &n, sizeof n);
     }
+    bool events = did || pfds[0].revents != 0;
     for (std::size_t i = 1; i < pfds.size(); ++i) {
       Socket* s = who[i - 1];
-      if (pfds[i].revents != 0 && s->conn && s->conn->pc) s->conn->pc->on_ready(pfds[i].revents);
+      if (pfds[i].revents != 0 && s->conn && s->conn->pc) {
+        s->conn->pc->on_ready(pfds[i].revents);
+        events = true;
+      }
     }
-    for (const auto& s : socks_)
+    for (const auto& s : socks_) {
+      if (s->lis) service_listener(*s);
       if (s->conn && s->conn->pc) service(*s);
+    }
     // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
-    std::erase_if(socks_,
-                  [](const std::shared_ptr<Socket>& s) { return !s->conn || !s->conn->pc; });
-    cv.notify_all();
+    std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
+      return !s->lis && (!s->conn || !s->conn->pc);
+    });
+    // A polling thread wakes waiters only when something happened: every spin round would
+    // otherwise bounce each blocked application thread through the lock.
+    if (!polling || events) cv.notify_all();
   }
+}
+
+// Process exit with an own stack (docs/sockets.md, "Providers"): as the kernel does for its
+// sockets, open connections close (FIN after what is queued) and get up to a second to
+// drain; then the stack is stopped (DPDK port and EAL released, its runtime directory
+// removed). The lock is kept: the progress thread and any application thread still
+// running stop at it, and never see the stack again.
+void Runtime::at_exit() {
+  Runtime& rt = get();
+  std::unique_lock lk(rt.mu);
+  if (rt.stack_ == nullptr) return;
+  for (const auto& s : rt.socks_)
+    if (s->conn && s->conn->closing == 0 && s->state() != Socket::State::closed) rt.close(s);
+  const auto end = Clock::now() + close_fin_wait;
+  while (Clock::now() < end && std::any_of(rt.socks_.begin(), rt.socks_.end(),
+                                           [](const auto& s) { return s->conn != nullptr; }))
+    rt.wait_until(lk, end);
+  rt.stack_->stop();
+  rt.stack_ = nullptr;
+  (void)lk.release();
 }
 
 // fork (docs/sockets.md): the child gets no progress thread. Its copies of DDPMODE sockets
@@ -243,10 +359,16 @@ void Runtime::at_fork_child() {
   Runtime& rt = get();
   for (const auto& s : rt.socks_) {
     s->orphaned = true;
+    if (s->lis) {
+      // An own-stack listener: the stack is the parent's; the child only drops its copies.
+      for (int fd : {s->lis->sig_a, s->lis->sig_l, s->lis->opt_fd}) ESOCK_LIBC(close)(fd);
+      (void)s->lis.release();
+    }
     if (s->conn) {
       // Forget, don't tear down: the parent still uses these engines and memory.
-      ESOCK_LIBC(close)(s->conn->pc->poll_fd());
-      for (int fd : {s->conn->sig_a, s->conn->sig_l}) ESOCK_LIBC(close)(fd);
+      if (s->conn->pc->poll_fd() >= 0) ESOCK_LIBC(close)(s->conn->pc->poll_fd());
+      for (int fd : {s->conn->sig_a, s->conn->sig_l, s->conn->opt_fd})
+        if (fd >= 0) ESOCK_LIBC(close)(fd);
       (void)s->conn.release();  // leaked in the child on purpose
     }
   }
@@ -255,6 +377,8 @@ void Runtime::at_fork_child() {
   rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   rt.thread_started_ = false;
   rt.waiters_ = 0;
+  rt.stack_of_parent_ = rt.stack_of_parent_ || rt.stack_ != nullptr;
+  rt.stack_ = nullptr;
   rt.mu.unlock();
 }
 

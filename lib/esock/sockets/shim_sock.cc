@@ -17,6 +17,12 @@ int connect(int fd, const sockaddr* addr, socklen_t len) {
   return ESOCK_LIBC(connect)(fd, addr, len);
 }
 
+int bind(int fd, const sockaddr* addr, socklen_t len) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return esock::sockets::ddp_bind(fd, addr, len);
+  return ESOCK_LIBC(bind)(fd, addr, len);
+}
+
 int listen(int fd, int backlog) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_listen(fd, backlog);

@@ -25,6 +25,9 @@ struct Conn {
   std::unique_ptr<estp::Stream> stream;  // null in RAWMODE
   std::unique_ptr<RawQp> raw;            // RAWMODE only
   int sig_a = -1, sig_l = -1;
+  // Own-stack providers: a kernel TCP socket (never connected) that keeps the SO_*/TCP_*
+  // options the application sets, so they behave as on any socket.
+  int opt_fd = -1;
   bool sig_readable = false, sig_eof = false, sig_hup = false;
   bool sig_blocked = false;  // A's send side is filled: the number polls not writable
   // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
@@ -34,6 +37,18 @@ struct Conn {
   bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)  //
                                 // RAWMODE shutdown(SHUT_WR): FIN once drained
   std::chrono::steady_clock::time_point deadline{};
+};
+
+// A listening DDPMODE socket of an own-stack provider: the listener lives in the
+// provider's stack; the application's number is A of a socketpair, readable while a
+// connection waits in the accept queue.
+struct StackListen {
+  ~StackListen() { release(); }
+  void release();  // stops listening, closes the descriptors
+
+  std::unique_ptr<ProviderListener> pl;
+  int sig_a = -1, sig_l = -1, opt_fd = -1;
+  bool sig_readable = false;
 };
 
 class Socket {
@@ -59,6 +74,7 @@ class Socket {
   int readers = 0;  // application threads blocked in a read
   int error = 0;
   std::unique_ptr<Conn> conn;
+  std::unique_ptr<StackListen> lis;  // own-stack providers, while listening
 
  private:
   State state_ = State::armed;

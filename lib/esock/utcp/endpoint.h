@@ -100,6 +100,14 @@ class Endpoint final : private tcp::TcbUser {
   bool progress();
   // Orderly close: what is queued goes out, then FIN (RFC 5040 section 5: the LLP closes).
   void close();
+  // While on, octets after the MPA negotiation stay with TCP (its window pushes back), so
+  // an owner can post its first receives before any peer message is processed (a Send with
+  // no receive posted is an error, RFC 5040 section 7.1). Out-of-order segments are still
+  // offered, and only those with a known target are placed.
+  void hold_input(bool on) {
+    hold_input_ = on;
+    work_ = true;
+  }
 
   State state() const { return state_; }
   const std::string& error() const { return error_; }
@@ -155,6 +163,7 @@ class Endpoint final : private tcp::TcbUser {
   Stats stats_;
   bool work_ = true;
   bool hold_tx_until_rx_ = false;
+  bool hold_input_ = false;
   bool fin_sent_ = false;
   bool close_requested_ = false;
   std::uint64_t acked_reported_ = 0;  // highest segment id passed to Qp::on_acked

@@ -26,6 +26,7 @@ bool Endpoint::receive() {
   tcp::RecvQueue& rq = tcb.recv_queue();
   bool did = false;
   for (;;) {
+    if (hold_input_ && state_ == State::established) return did;
     if (!skips_.empty() && skips_.front().seq == rx_seq_) {
       const Skip s = skips_.front();
       skips_.pop_front();

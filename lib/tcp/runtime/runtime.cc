@@ -40,7 +40,7 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
   dc.mtu = cfg.mtu;
   rt->dpdk_->dev = dpdk::DpdkDevice::open(static_cast<std::uint16_t>(port), dc, error);
   if (!rt->dpdk_->dev) return nullptr;
-  if (!rt->dpdk_->dev->wait_link_up(cfg.link_timeout)) {
+  if (cfg.link_timeout > Duration{} && !rt->dpdk_->dev->wait_link_up(cfg.link_timeout)) {
     if (error) *error = "link of " + cfg.vdev + " did not come up (is the peer running?)";
     return nullptr;
   }
@@ -68,6 +68,10 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
 
 Device& Runtime::device() {
   return *top_;
+}
+
+bool Runtime::link_up() const {
+  return dpdk_->dev->link_up();
 }
 
 }  // namespace esock::tcp

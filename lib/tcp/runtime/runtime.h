@@ -32,7 +32,7 @@ struct RuntimeConfig {
   std::string pcap_path;           // empty: no capture
   std::uint32_t pcap_snaplen = 0;  // 0: PcapOptions' default (whole frames)
   IdleBackoffConfig idle;
-  Duration link_timeout = 10s;
+  Duration link_timeout = 10s;  // 0: do not wait (a server whose peer comes later)
 };
 
 class Runtime {
@@ -60,6 +60,7 @@ class Runtime {
     return run_until_deadline(done, now() + timeout);
   }
   Device& device();
+  bool link_up() const;  // the DPDK port's link state (memif: the peer is attached)
   const FaultInjector* faults() const { return faults_.get(); }
 
  private:
