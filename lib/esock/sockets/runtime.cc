@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
@@ -289,8 +290,11 @@ void Runtime::loop() {
       if (pfds.size() > 1) ::poll(pfds.data(), pfds.size(), 0);
     } else if (++empty_rounds_ > spin_rounds) {
       sleep_idle(pfds);
-    } else if (pfds.size() > 1) {
-      ::poll(pfds.data(), pfds.size(), 0);
+    } else {
+      // The application threads this thread woke need a core, and on a machine with as
+      // many busy pollers as cores this one is on it: let them run first.
+      if (pfds.size() > 1) ::poll(pfds.data(), pfds.size(), 0);
+      ::sched_yield();
     }
     if (polling) {
       // Application threads waiting for the lock go first (RuntimeMutex).
