@@ -3,7 +3,14 @@
 // loopback, printed as a markdown table. The server is a forked child process (its own
 // esock runtime and progress thread), the client this process; each cell gets a fresh
 // connection. Plain sockets go through libesock's pass-through (the same as libc, see
-// bench_esock_passthrough). Usage: bench_esock_ddpmode [--quick]
+// bench_esock_passthrough).
+//
+// Usage: bench_esock_ddpmode [--quick] [--provider ksock|dpdk]
+// ksock (default): DDPMODE over kernel TCP on loopback. dpdk: DDPMODE over esock's own
+// stack on a DPDK net_memif link between the two processes (the child is the memif
+// server at 10.98.0.1, this process the client at 10.98.0.2); plain TCP stays on
+// loopback. Nothing DDPMODE happens before the fork, so each process reads its own
+// configuration (set here through the environment).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "esock/esock.h"
@@ -58,6 +66,18 @@ int make_socket(bool ddp) {
   if (ddp) ::setsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one);
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   return fd;
+}
+
+bool g_dpdk = false;
+const char* const memif_socket = "/tmp/esock-bench-ddpmode.sock";
+
+// The dpdk provider's settings for one side of the memif link.
+void configure_dpdk(bool server) {
+  const std::string vdev = std::string("net_memif0,role=") + (server ? "server" : "client") +
+                           ",socket=" + memif_socket + ",socket-abstract=no";
+  ::setenv("ESOCK_PROVIDER", "dpdk", 1);
+  ::setenv("ESOCK_DPDK_VDEV", vdev.c_str(), 1);
+  ::setenv("ESOCK_DPDK_IP", server ? "10.98.0.1/24" : "10.98.0.2/24", 1);
 }
 
 int listen_any(bool ddp, std::uint16_t* port) {
@@ -115,7 +135,7 @@ int connect_to(bool ddp, std::uint16_t port) {
   const int fd = make_socket(ddp);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_addr.s_addr = ddp && g_dpdk ? inet_addr("10.98.0.1") : htonl(INADDR_LOOPBACK);
   a.sin_port = htons(port);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     std::perror("connect");
@@ -163,21 +183,44 @@ double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t co
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  std::uint16_t pport = 0, dport = 0;
-  const int pl = listen_any(false, &pport);
-  const int dl = listen_any(true, &dport);
-  if (pl < 0 || dl < 0) {
-    std::perror("listen");
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
+      g_dpdk = std::strcmp(argv[++i], "dpdk") == 0;
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--provider ksock|dpdk]\n", argv[0]);
+      return 2;
+    }
+  }
+  // The child listens (after configuring itself) and reports both ports through a pipe.
+  int ports[2];
+  if (::pipe(ports) != 0) return 1;
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (g_dpdk) configure_dpdk(true);
+    std::uint16_t pp[2] = {0, 0};
+    const int pl = listen_any(false, &pp[0]);
+    const int dl = listen_any(true, &pp[1]);
+    if (pl < 0 || dl < 0) std::perror("listen");
+    write_all(ports[1], pp, sizeof pp);
+    if (pl < 0 || dl < 0) ::_exit(1);
+    server_main(pl, dl);
+  }
+  if (g_dpdk) configure_dpdk(false);
+  std::uint16_t pp[2] = {0, 0};
+  ::close(ports[1]);
+  if (!read_all(ports[0], pp, sizeof pp)) {
+    std::fprintf(stderr, "the server did not start\n");
     return 1;
   }
-  const pid_t child = ::fork();
-  if (child == 0) server_main(pl, dl);
-  ::close(pl);
-  ::close(dl);
+  const std::uint16_t pport = pp[0], dport = pp[1];
 
-  std::printf("%s, loopback, server in a forked process; median of 3 runs per cell\n\n",
-              esock_version());
+  std::printf("%s, DDPMODE over %s, server in a forked process; median of 3 runs per cell\n\n",
+              esock_version(),
+              g_dpdk ? "the dpdk provider (net_memif between the processes)"
+                     : "the ksock provider (loopback)");
   std::printf(
       "| size | TCP ping-pong (us) | DDPMODE ping-pong (us) | ratio | TCP stream (MB/s) | "
       "DDPMODE stream (MB/s) | ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
