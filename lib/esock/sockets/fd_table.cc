@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "esock/sockets/runtime.h"
 #include "esock/sockets/socket.h"
 
 namespace esock::sockets {
@@ -17,11 +18,21 @@ struct Table {
 };
 
 Table& table() {
-  static Table* t = new Table;  // never destroyed: shims may run during exit
+  // Never destroyed: shims may run during exit. The runtime comes first: its fork handler
+  // takes this table's lock too (fd_table_fork_lock), so it must exist whenever the table does.
+  static Table* t = (Runtime::get(), new Table);
   return *t;
 }
 
 }  // namespace
+
+void fd_table_fork_lock() {
+  table().mu.lock();
+}
+
+void fd_table_fork_unlock() {
+  table().mu.unlock();
+}
 
 std::shared_ptr<Socket> fd_get(int fd) {
   if (!fd_is_ddp(fd)) return nullptr;

@@ -28,5 +28,9 @@ void fd_set(int fd, std::shared_ptr<Socket> s);
 std::shared_ptr<Socket> fd_take(int fd);
 // Number of DDPMODE descriptors (fork and tests).
 int fd_count();
+// fork: the runtime's handler holds the table's lock across fork() (after its own lock,
+// the order every other path takes them in), so a child never inherits it held.
+void fd_table_fork_lock();
+void fd_table_fork_unlock();
 
 }  // namespace esock::sockets

@@ -355,11 +355,14 @@ void Runtime::at_exit() {
 // drops its references to the private descriptors here), data calls fail with ENOTCONN.
 void Runtime::at_fork_prepare() {
   get().mu.lock();
+  fd_table_fork_lock();
 }
 void Runtime::at_fork_parent() {
+  fd_table_fork_unlock();
   get().mu.unlock();
 }
 void Runtime::at_fork_child() {
+  fd_table_fork_unlock();
   Runtime& rt = get();
   for (const auto& s : rt.socks_) {
     s->orphaned = true;
