@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   }
   const int fd = ex_connect(argv[optind], argv[optind + 1], ESOCK_DDPMODE);
   if (fd < 0) return 1;
+  if (ex_print_mpa(stdout, fd) != 0) return 1;
   uint8_t* out = malloc(max_len);
   uint8_t* in = malloc(max_len);
   uint64_t off = 0, total = 0;

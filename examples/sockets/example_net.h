@@ -75,6 +75,19 @@ static inline int ex_connect(const char* host, const char* port, int mode) {
   return fd;
 }
 
+/* Prints what MPA negotiated for a connected DDPMODE/RAWMODE socket (extension API). */
+static inline int ex_print_mpa(FILE* out, int fd) {
+  struct esock_mpa_info mi;
+  if (esock_query_mpa(fd, &mi) != 0) {
+    perror("esock_query_mpa");
+    return -1;
+  }
+  fprintf(out, "MPA v%d, CRC %s, markers %d/%d (tx/rx), IRD/ORD %d/%d, p2p %d, RTR %d\n",
+          mi.revision, mi.crc ? "on" : "off", mi.markers_tx, mi.markers_rx, mi.ird, mi.ord, mi.p2p,
+          mi.rtr);
+  return 0;
+}
+
 static inline int ex_write_all(int fd, const void* p, size_t n) {
   const char* c = (const char*)p;
   while (n > 0) {

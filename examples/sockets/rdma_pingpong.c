@@ -95,10 +95,7 @@ int main(int argc, char** argv) {
   }
   if (fd_ < 0) return 1;
 
-  struct esock_mpa_info mi;
-  check(esock_query_mpa(fd_, &mi), "esock_query_mpa");
-  fprintf(stderr, "MPA v%d, CRC %s, markers %d/%d, IRD/ORD %d/%d, RTR %d\n", mi.revision,
-          mi.crc ? "on" : "off", mi.markers_tx, mi.markers_rx, mi.ird, mi.ord, mi.rtr);
+  check(ex_print_mpa(stderr, fd_), "esock_query_mpa");
 
   /* data: the peer writes into it; out: what we write to the peer. */
   uint8_t* data = calloc(1, len);

@@ -17,6 +17,8 @@ void usage(FILE* out) {
                "usage: esockrun [options] [--] program [args...]\n"
                "  -p, --provider NAME   ksock (default) | dpdk | rdmacm   (ESOCK_PROVIDER)\n"
                "  -c, --config FILE     configuration file                 (ESOCK_CONFIG)\n"
+               "  -d, --ddp             every IPv4 TCP socket of the program starts in DDPMODE\n"
+               "                        (ESOCK_DDPMODE_ALL=1); both ends must run esock\n"
                "  -e, --env NAME=VALUE  set any ESOCK_* variable (repeatable)\n"
                "  -l, --lib PATH        libesock.so to preload (default: next to esockrun,\n"
                "                        then the build tree, then the loader's search path)\n"
@@ -74,6 +76,8 @@ int main(int argc, char** argv) {
       verbose = true;
     } else if (a == "-p" || a == "--provider") {
       ::setenv("ESOCK_PROVIDER", need_arg("--provider"), 1);
+    } else if (a == "-d" || a == "--ddp") {
+      ::setenv("ESOCK_DDPMODE_ALL", "1", 1);
     } else if (a == "-c" || a == "--config") {
       ::setenv("ESOCK_CONFIG", need_arg("--config"), 1);
     } else if (a == "-l" || a == "--lib") {
@@ -102,7 +106,7 @@ int main(int argc, char** argv) {
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   if (verbose) {
     std::fprintf(stderr, "esockrun: LD_PRELOAD=%s\n", preload.c_str());
-    for (const char* v : {"ESOCK_PROVIDER", "ESOCK_CONFIG"})
+    for (const char* v : {"ESOCK_PROVIDER", "ESOCK_CONFIG", "ESOCK_DDPMODE_ALL"})
       if (const char* val = std::getenv(v)) std::fprintf(stderr, "esockrun: %s=%s\n", v, val);
   }
   ::execvp(argv[i], argv + i);

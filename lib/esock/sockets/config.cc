@@ -26,10 +26,10 @@ std::string trim(const std::string& s) {
 // name (lower case, no prefix) -> value, from the file then the environment.
 std::map<std::string, std::string> settings() {
   static const char* const names[] = {
-      "provider",    "recv_buffers",     "recv_buffer_size", "rndv_threshold", "mpa_revision",
-      "mpa_markers", "mpa_crc",          "timeout_ms",       "debug",          "dpdk_vdev",
-      "dpdk_ip",     "dpdk_gateway",     "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
-      "dpdk_pcap",   "dpdk_link_wait_ms"};
+      "provider",    "recv_buffers", "recv_buffer_size", "rndv_threshold", "mpa_revision",
+      "mpa_markers", "mpa_crc",      "timeout_ms",       "debug",          "dpdk_vdev",
+      "dpdk_ip",     "dpdk_gateway", "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
+      "dpdk_pcap",   "ddpmode_all"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -74,7 +74,9 @@ Config load() {
     if (auto it = s.find(k); it != s.end()) *v = it->second;
   number(s, "dpdk_core", c.dpdk_core);
   number(s, "dpdk_memory_mb", c.dpdk_memory_mb);
-  number(s, "dpdk_link_wait_ms", c.dpdk_link_wait_ms);
+  int all = 0;
+  number(s, "ddpmode_all", all);
+  c.ddpmode_all = all != 0;
   number(s, "recv_buffers", c.recv_buffers);
   number(s, "recv_buffer_size", c.recv_buffer_size);
   number(s, "rndv_threshold", c.rndv_threshold);

@@ -20,15 +20,15 @@ struct Config {
   mpa::Policy mpa_crc = mpa::Policy::require;
   int timeout_ms = 10000;
   bool debug = false;
+  bool ddpmode_all = false;  // every IPv4 TCP socket starts in DDPMODE (esockrun --ddp)
   // The dpdk provider (docs/configuration.md, "DPDK provider").
   std::string dpdk_vdev;  // DPDK devargs of the one port, e.g. net_memif0,role=server,...
   std::string dpdk_ip;    // the stack's own IPv4 address, A.B.C.D/NN
   std::string dpdk_gateway;
   unsigned dpdk_core = 0;
   unsigned dpdk_memory_mb = 256;
-  std::string dpdk_file_prefix;        // EAL runtime directory name (empty: unique per process)
-  std::string dpdk_pcap;               // capture every frame of the port to this file
-  unsigned dpdk_link_wait_ms = 10000;  // connect waits this long for the port's link
+  std::string dpdk_file_prefix;  // EAL runtime directory name (empty: unique per process)
+  std::string dpdk_pcap;         // capture every frame of the port to this file
 };
 
 const Config& config();

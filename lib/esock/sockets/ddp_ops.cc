@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "esock/esock.h"
+#include "esock/sockets/config.h"
 #include "esock/sockets/fd_table.h"
 #include "esock/sockets/libc.h"
 #include "esock/sockets/socket.h"
@@ -79,6 +80,12 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
   if (name == ESOCK_RAWMODE) sock->set_rawmode(true);
   fd_set(fd, std::move(sock));
   return 0;
+}
+
+void ddp_socket_created(int fd) {
+  if (!config().ddpmode_all || static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd))
+    return;
+  fd_set(fd, std::make_shared<Socket>());
 }
 
 int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {

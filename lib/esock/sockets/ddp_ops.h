@@ -23,5 +23,7 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 // The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
 int ddp_option_fd(int fd);
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len);
+// A new IPv4 TCP socket: armed in DDPMODE when the configuration says every one is.
+void ddp_socket_created(int fd);
 
 }  // namespace esock::sockets

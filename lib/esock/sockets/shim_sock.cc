@@ -1,5 +1,7 @@
 // Interposed connection-management calls. Pass-through unless the descriptor is DDPMODE
 // (or, for setsockopt/getsockopt, the level is SOL_ESOCK).
+#include <netinet/in.h>
+
 #include <cerrno>
 
 #include "esock/esock.h"
@@ -10,6 +12,16 @@
 using esock::sockets::fd_is_ddp;
 
 extern "C" {
+
+// ESOCK_DDPMODE_ALL (esockrun --ddp): every IPv4 TCP socket an unmodified program creates
+// starts in DDPMODE, as if it had called setsockopt(SOL_ESOCK, ESOCK_DDPMODE) itself.
+int socket(int domain, int type, int protocol) {
+  const int fd = ESOCK_LIBC(socket)(domain, type, protocol);
+  if (fd >= 0 && domain == AF_INET && (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) == SOCK_STREAM &&
+      (protocol == 0 || protocol == IPPROTO_TCP)) [[unlikely]]
+    esock::sockets::ddp_socket_created(fd);
+  return fd;
+}
 
 int connect(int fd, const sockaddr* addr, socklen_t len) {
   if (fd_is_ddp(fd)) [[unlikely]]
