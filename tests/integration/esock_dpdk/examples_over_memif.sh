@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The sockets examples and an unmodified program over libesock's dpdk provider: two processes
+# joined by net_memif (server role=server at 10.99.0.1, client role=client at 10.99.0.2), a
+# fresh memif socket file per run, every payload verified by the programs themselves:
+#   * ddp_echo_server / ddp_echo_client (DDPMODE byte stream, up to 4 MiB messages);
+#   * esock_ttcp -r / -t (streaming, the receiver verifies every octet);
+#   * esock_rdma_pingpong (RAWMODE, RDMA Write + Send through the extension API; both print
+#     the negotiated MPA parameters);
+#   * plain_pair (built without esock) under `esockrun -p dpdk`, in DDPMODE through the preload,
+#     each side printing the peer address its connection runs between (the DPDK addresses);
+#   * a ddp_echo run with ESOCK_DPDK_PCAP on the server, decoded by tshark's own iWARP
+#     dissectors: MPA Request and Reply, DDP/RDMAP in the FPDUs, every data segment decoded
+#     as MPA (the provider aligns FPDUs to segments), every checked CRC good, nothing
+#     malformed.
+# The server prints "port N" first (read through a FIFO: no sleeps). Exit 77 (skip) without
+# a writable DPDK runtime directory; the tshark part is skipped (not the test) without tshark.
+#   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN PLAIN_PAIR OUT_DIR
+set -u
+ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7
+S_IP=10.99.0.1
+C_IP=10.99.0.2
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || [ -w /var/run/dpdk ] || [ -n "${XDG_RUNTIME_DIR:-}" ] ||
+	skip "no writable DPDK runtime directory"
+mkdir -p "$OUT"
+rm -f "$OUT"/*.log "$OUT"/*.pcap "$OUT"/*.txt
+TMP=$(mktemp -d)
+SPID=""
+cleanup() {
+	[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+FAILED=0
+N=0
+# vdev ROLE SOCKET: the memif device string.
+vdev() { echo "net_memif0,role=$1,socket=$2,socket-abstract=no"; }
+
+# run NAME CLIENT_EXPECT SERVER_EXPECT SERVER_ENV... -- SERVER_CMD... -- CLIENT_ENV... -- CLIENT_CMD...
+# The words @SOCK@ and @PORT@ in the commands and environments become this run's memif socket
+# file and the server's port. Passes when both exit 0 and each log matches its EXPECT
+# (extended regex, empty: no check).
+run() {
+	local name=$1 cexp=$2 sexp=$3
+	shift 3
+	local senv=() scmd=() cenv=() ccmd=() part=0 a
+	N=$((N + 1))
+	local sock="$TMP/memif$N.sock" fifo="$TMP/fifo$N" slog="$OUT/$name.server.log"
+	local clog="$OUT/$name.client.log"
+	for a in "$@"; do
+		if [ "$a" = -- ]; then part=$((part + 1)); continue; fi
+		a=${a//@SOCK@/$sock}
+		case $part in
+		0) senv+=("$a") ;; 1) scmd+=("$a") ;; 2) cenv+=("$a") ;; 3) ccmd+=("$a") ;;
+		esac
+	done
+	mkfifo "$fifo"
+	timeout 60 env "${senv[@]}" "${scmd[@]}" >"$fifo" 2>"$slog.err" &
+	SPID=$!
+	exec 3<"$fifo"
+	local word port
+	if ! read -r word port <&3 || [ "$word" != port ]; then
+		echo "FAIL $name: the server did not report its port"
+		cat "$slog.err"
+		kill -KILL "$SPID" 2>/dev/null
+		wait "$SPID"
+		SPID=""
+		exec 3<&-
+		FAILED=1
+		return
+	fi
+	cat <&3 >"$slog" &
+	local catpid=$!
+	local c=()
+	for a in "${ccmd[@]}"; do c+=("${a//@PORT@/$port}"); done
+	timeout 60 env "${cenv[@]}" "${c[@]}" >"$clog" 2>&1
+	local crc=$?
+	wait "$SPID"
+	local src=$?
+	SPID=""
+	wait "$catpid"
+	exec 3<&-
+	cat "$slog.err" >>"$slog"
+	local ok=1
+	[ $crc = 0 ] || { echo "  client exit $crc"; ok=0; }
+	[ $src = 0 ] || { echo "  server exit $src"; ok=0; }
+	[ -z "$cexp" ] || grep -qE -- "$cexp" "$clog" || { echo "  client: no '$cexp'"; ok=0; }
+	[ -z "$sexp" ] || grep -qE -- "$sexp" "$slog" || { echo "  server: no '$sexp'"; ok=0; }
+	if [ $ok = 1 ]; then
+		echo "PASS $name: $(grep -E -- "$cexp" "$clog" | tail -1)"
+	else
+		echo "FAIL $name"
+		echo "--- client"; cat "$clog"
+		echo "--- server"; cat "$slog"
+		FAILED=1
+	fi
+}
+
+SENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" ESOCK_DPDK_IP=$S_IP/24)
+CENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" ESOCK_DPDK_IP=$C_IP/24)
+
+run ddp_echo "^ok: 14 messages, [0-9]+ octets echoed and verified \(DDPMODE 1\)" "" \
+	"${SENV[@]}" -- "$ECHO_SERVER" -p 0 -n 1 -- "${CENV[@]}" -- \
+	"$ECHO_CLIENT" $S_IP @PORT@ -l 4194304 -n 14
+
+run ttcp "" "^ttcp-r: verified" \
+	"${SENV[@]}" -- "$TTCP" -r -p 0 -l 100000 -- "${CENV[@]}" -- \
+	"$TTCP" -t $S_IP @PORT@ -l 300000 -n 100
+grep -q "^ttcp-r: 30000000 octets" "$OUT/ttcp.server.log" ||
+	{ echo "FAIL ttcp: the receiver did not get 30000000 octets"; FAILED=1; }
+
+run rdma_pingpong "^ok: 200 RDMA Write ping-pongs of 65536 octets verified" \
+	"^ok: 200 RDMA Write pongs of 65536 octets verified" \
+	"${SENV[@]}" -- "$PINGPONG" -p 0 -l 65536 -n 200 -- "${CENV[@]}" -- \
+	"$PINGPONG" $S_IP @PORT@ -l 65536 -n 200
+for side in client server; do
+	grep -qE "^MPA v[12], CRC (on|off), markers" "$OUT/rdma_pingpong.$side.log" ||
+		{ echo "FAIL rdma_pingpong: the $side did not print the MPA parameters"; FAILED=1; }
+done
+
+# The unmodified program: alone, its setsockopt(SOL_ESOCK) must fail (the kernel has no such
+# level), so DDPMODE below really comes from the preload.
+if "$PLAIN" server >/dev/null 2>&1; then echo "FAIL plain_pair ran without esockrun"; FAILED=1; fi
+run plain_pair_esockrun "^client: [0-9]+ octets echoed and verified in DDPMODE" \
+	"^server: peer $C_IP:[0-9]+" \
+	-- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" -e ESOCK_DPDK_IP=$S_IP/24 \
+	"$PLAIN" server -- -- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" \
+	-e ESOCK_DPDK_IP=$C_IP/24 "$PLAIN" client $S_IP @PORT@
+grep -q "^client: peer $S_IP:" "$OUT/plain_pair_esockrun.client.log" ||
+	{ echo "FAIL plain_pair_esockrun: the client's peer is not $S_IP"; FAILED=1; }
+grep -q "^server: echoed [1-9]" "$OUT/plain_pair_esockrun.server.log" ||
+	{ echo "FAIL plain_pair_esockrun: the server echoed nothing"; FAILED=1; }
+
+# A capture on the server's port, decoded by tshark's built-in iWARP dissectors.
+PCAP="$OUT/ddp_echo_pcap.server.pcap"
+run ddp_echo_pcap "^ok: 8 messages" "" \
+	"${SENV[@]}" "ESOCK_DPDK_PCAP=$PCAP" -- "$ECHO_SERVER" -p 0 -n 1 -- "${CENV[@]}" -- \
+	"$ECHO_CLIENT" $S_IP @PORT@ -l 200000 -n 8
+if ! command -v tshark >/dev/null; then
+	echo "SKIP capture check: no tshark"
+elif [ ! -s "$PCAP" ]; then
+	echo "FAIL capture: no $PCAP"
+	FAILED=1
+else
+	TS=(tshark -r "$PCAP" --disable-protocol rpcordma)
+	req=$("${TS[@]}" -Y iwarp_mpa.key.req 2>/dev/null | wc -l)
+	rep=$("${TS[@]}" -Y iwarp_mpa.key.rep 2>/dev/null | wc -l)
+	rdmap=$("${TS[@]}" -Y iwarp_ddp_rdmap 2>/dev/null | wc -l)
+	undecoded=$("${TS[@]}" -Y "tcp.len > 0 && !iwarp_mpa" 2>/dev/null | wc -l)
+	"${TS[@]}" -O iwarp_mpa >"$PCAP.txt" 2>/dev/null
+	good=$(grep -c "(Good CRC32)" "$PCAP.txt")
+	bad=$(grep -ci "Bad CRC32" "$PCAP.txt")
+	malformed=$("${TS[@]}" -Y "_ws.malformed || _ws.expert.severity >= error" 2>/dev/null | wc -l)
+	echo "  capture: mpa_request=$req mpa_reply=$rep rdmap_frames=$rdmap good_crc=$good" \
+		"undecoded_segments=$undecoded bad_crc=$bad malformed_or_errors=$malformed"
+	if [ "$req" = 1 ] && [ "$rep" = 1 ] && [ "$rdmap" -gt 8 ] && [ "$good" -gt 8 ] &&
+		[ "$bad" = 0 ] && [ "$malformed" = 0 ] && [ "$undecoded" = 0 ]; then
+		echo "PASS capture decodes as MPA/DDP/RDMAP"
+	else
+		echo "FAIL capture"
+		FAILED=1
+	fi
+fi
+[ $FAILED = 0 ] && echo "all passed"
+exit $FAILED
