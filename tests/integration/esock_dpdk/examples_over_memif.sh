@@ -26,6 +26,7 @@ mkdir -p "$OUT"
 rm -f "$OUT"/*.log "$OUT"/*.pcap "$OUT"/*.txt
 TMP=$(mktemp -d)
 SPID=""
+# shellcheck disable=SC2317  # (called by the EXIT trap)
 cleanup() {
 	[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
 	rm -rf "$TMP"
@@ -98,8 +99,8 @@ run() {
 	fi
 }
 
-SENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" ESOCK_DPDK_IP=$S_IP/24)
-CENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" ESOCK_DPDK_IP=$C_IP/24)
+SENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" "ESOCK_DPDK_IP=$S_IP/24")
+CENV=(ESOCK_PROVIDER=dpdk "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" "ESOCK_DPDK_IP=$C_IP/24")
 
 run ddp_echo "^ok: 14 messages, [0-9]+ octets echoed and verified \(DDPMODE 1\)" "" \
 	"${SENV[@]}" -- "$ECHO_SERVER" -p 0 -n 1 -- "${CENV[@]}" -- \

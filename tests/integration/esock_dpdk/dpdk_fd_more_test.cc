@@ -1,0 +1,199 @@
+// More fd semantics over the dpdk provider: ends of connections (close from another thread,
+// the peer's close, half close), fork, errors, and a DDPMODE listener in this process that
+// the peer connects back to. See dpdk_fd_test.cc.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "ddp_helpers.h"
+#include "peer_env.h"
+
+using namespace esock_test;
+using esock_dpdk_test::PeerEnv;
+using esock_dpdk_test::wait_for;
+
+namespace {
+
+TEST(DpdkFd, CloseWhileAnotherThreadIsBlockedInRead) {
+  const int fd = PeerEnv::open("hold");  // the peer never writes
+  ASSERT_GE(fd, 0);
+  ssize_t r = 0;
+  int err = 0;
+  std::atomic<bool> entered{false};
+  std::thread reader([&] {
+    char b[8];
+    entered = true;
+    r = ::read(fd, b, sizeof b);
+    err = errno;
+  });
+  // No sleep: wait (bounded) until the reader is blocked inside the runtime.
+  while (!entered) std::this_thread::yield();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (esock_blocked_calls() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_GT(esock_blocked_calls(), 0);
+  ASSERT_EQ(::close(fd), 0);
+  reader.join();  // a hang here is the failure (CTest's TIMEOUT)
+  EXPECT_TRUE((r == -1 && err == EBADF) || r == 0) << "read returned " << r << ", errno " << err;
+}
+
+TEST(DpdkFd, PeerCloseGivesPollinThenEof) {
+  const int fd = PeerEnv::open("send 100000");  // then the peer closes
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(wait_for(fd, POLLIN));
+  std::vector<std::uint8_t> in(100000);
+  ASSERT_TRUE(read_all(fd, in.data(), in.size()));
+  EXPECT_EQ(in, pattern(100000, 7));
+  ASSERT_TRUE(wait_for(fd, POLLIN));  // EOF is readable, and stays so
+  char b[8];
+  EXPECT_EQ(::read(fd, b, sizeof b), 0);
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  ASSERT_EQ(::poll(&p, 1, 0), 1);
+  EXPECT_TRUE(p.revents & POLLIN);
+  EXPECT_EQ(::read(fd, b, sizeof b), 0);
+  ::close(fd);
+}
+
+TEST(DpdkFd, HalfCloseDeliversTheEchoThenEof) {
+  const int fd = PeerEnv::open("echo");
+  ASSERT_GE(fd, 0);
+  const auto v = pattern(200000, 11);
+  ASSERT_TRUE(write_all(fd, v.data(), v.size()));
+  ASSERT_EQ(::shutdown(fd, SHUT_WR), 0);  // the peer's echo loop sees EOF and closes
+  EXPECT_EQ(::write(fd, "x", 1), -1);     // SIGPIPE is ignored (PeerEnv)
+  EXPECT_EQ(errno, EPIPE);
+  std::vector<std::uint8_t> in(v.size());
+  ASSERT_TRUE(read_all(fd, in.data(), in.size()));
+  EXPECT_EQ(in, v);
+  char b[8];
+  EXPECT_EQ(::read(fd, b, sizeof b), 0);
+  ::close(fd);
+}
+
+TEST(DpdkFd, ForkChildMayOnlyCloseItsCopies) {
+  const int fd = PeerEnv::open("echo");
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("pre"), 3));
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // docs/sockets.md "fork": the child's copies are orphaned; it must not touch DPDK.
+    char b[4];
+    const bool read_fails = ::read(fd, b, 4) == -1 && errno == ENOTCONN;
+    const bool write_fails = ::write(fd, "x", 1) == -1 && errno == ENOTCONN;
+    sockaddr_in a{};
+    socklen_t l = sizeof a;
+    const bool name_fails =
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &l) == -1 && errno == ENOTCONN;
+    const bool close_ok = ::close(fd) == 0;
+    ::_exit((read_fails ? 0 : 1) | (write_fails ? 0 : 2) | (name_fails ? 0 : 4) |
+            (close_ok ? 0 : 8));
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 read, 2 write, 4 getpeername, 8 close";
+  // The parent's connection is untouched, the echo of what was sent before the fork too.
+  std::uint8_t b[8];
+  ASSERT_TRUE(read_all(fd, b, 3));
+  EXPECT_EQ(std::memcmp(b, "pre", 3), 0);
+  ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("parent"), 6));
+  ASSERT_TRUE(read_all(fd, b, 6));
+  EXPECT_EQ(std::memcmp(b, "parent", 6), 0);
+  ::close(fd);
+}
+
+TEST(DpdkFd, ConnectToAPortNobodyListensOnIsRefused) {
+  const int fd = ddp_socket();
+  ASSERT_GE(fd, 0);
+  const sockaddr_in a = PeerEnv::peer_addr(9);  // the peer's stack listens on one port only
+  EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), -1);
+  EXPECT_EQ(errno, ECONNREFUSED);
+  ::close(fd);
+}
+
+TEST(DpdkFd, BadArgumentsFail) {
+  int fd = ddp_socket();
+  ASSERT_GE(fd, 0);
+  sockaddr_in6 a6{};
+  a6.sin6_family = AF_INET6;
+  a6.sin6_addr = in6addr_loopback;
+  a6.sin6_port = htons(PeerEnv::port());
+  EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a6), sizeof a6), -1);
+  EXPECT_EQ(errno, EAFNOSUPPORT);
+  ::close(fd);
+
+  fd = ddp_socket();
+  char b[4];
+  EXPECT_EQ(::read(fd, b, 4), -1);  // armed, not connected
+  EXPECT_EQ(errno, ENOTCONN);
+  EXPECT_EQ(::accept(fd, nullptr, nullptr), -1);  // not listening
+  EXPECT_EQ(errno, EINVAL);
+  sockaddr_in a = PeerEnv::peer_addr(PeerEnv::port());
+  EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), 4), -1);  // short address
+  EXPECT_EQ(errno, EINVAL);
+  ::close(fd);
+
+  fd = PeerEnv::open("hold");
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::shutdown(fd, 7), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(::recv(fd, b, 1, MSG_OOB), -1);
+  EXPECT_EQ(errno, EINVAL);
+  const int one = 1;
+  EXPECT_EQ(::setsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one), -1);
+  EXPECT_EQ(errno, EISCONN);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), -1);
+  EXPECT_EQ(errno, EISCONN);
+  ::close(fd);
+}
+
+TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
+  const int l = ddp_socket();
+  ASSERT_GE(l, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t al = sizeof a;
+  ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(l, 4), 0);
+  ASSERT_EQ(::getsockname(l, reinterpret_cast<sockaddr*>(&a), &al), 0);
+  const std::uint16_t port = ntohs(a.sin_port);
+  ASSERT_NE(port, 0);
+  EXPECT_EQ(esock_is_ddp(l), 1);
+
+  const int ctl = PeerEnv::open("connect-back " + std::to_string(port));
+  ASSERT_GE(ctl, 0);
+  ASSERT_TRUE(wait_for(l, POLLIN)) << "the listener never became readable";
+  sockaddr_in from{};
+  socklen_t fl = sizeof from;
+  const int c = ::accept(l, reinterpret_cast<sockaddr*>(&from), &fl);
+  ASSERT_GE(c, 0) << std::strerror(errno);
+  EXPECT_EQ(esock_is_ddp(c), 1);
+  char ip[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+  EXPECT_STREQ(ip, esock_dpdk_test::kPeerIp);
+  sockaddr_in me{};
+  socklen_t ml = sizeof me;
+  ASSERT_EQ(::getsockname(c, reinterpret_cast<sockaddr*>(&me), &ml), 0);
+  EXPECT_EQ(ntohs(me.sin_port), port);
+  std::uint8_t hello[5];
+  ASSERT_TRUE(read_all(c, hello, 5));
+  EXPECT_EQ(std::memcmp(hello, "back\n", 5), 0);
+  const auto v = pattern(500000, 21);
+  std::thread w([&] { EXPECT_TRUE(write_all(c, v.data(), v.size())); });
+  std::vector<std::uint8_t> in(v.size());
+  EXPECT_TRUE(read_all(c, in.data(), in.size()));
+  w.join();
+  EXPECT_EQ(in, v);
+  ::close(c);    // the peer's echo there ends
+  ::close(ctl);  // and then its control connection
+  ::close(l);
+}
+
+}  // namespace

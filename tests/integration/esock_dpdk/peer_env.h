@@ -1,0 +1,39 @@
+// The test process's side of dpdk_fd_test: a GoogleTest Environment that starts the peer
+// (dpdk_peer, memif role=server at 10.99.0.1) once, then configures this process as the
+// memif client at 10.99.0.2 before its first DDPMODE connect. One DPDK EAL per process, so
+// the whole suite runs in one process as one CTest test.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace esock_dpdk_test {
+
+inline constexpr const char* kPeerIp = "10.99.0.1";
+inline constexpr const char* kOwnIp = "10.99.0.2";
+
+class PeerEnv : public ::testing::Environment {
+ public:
+  void SetUp() override;
+  void TearDown() override;
+
+  static std::uint16_t port() { return port_; }
+  // A DDPMODE connection to the peer (blocking connect) that asked for cmd; -1 on failure.
+  static int open(const std::string& cmd);
+  static sockaddr_in peer_addr(std::uint16_t port);
+
+ private:
+  static inline std::uint16_t port_ = 0;
+  std::string dir_;
+  pid_t pid_ = -1;
+  int to_peer_ = -1;
+};
+
+// Bounded wait for readiness (no sleeps): true when fd polls one of events within ms.
+bool wait_for(int fd, short events, int ms = 10000);
+
+}  // namespace esock_dpdk_test
