@@ -25,6 +25,18 @@ constexpr auto close_fin_wait = std::chrono::seconds(1);
 constexpr unsigned spin_rounds = 1024;
 constexpr long idle_sleep_ns = 50'000;
 
+// The readable signal of an application's number (A): one octet queued from L to A.
+void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
+  if (want && !*readable) {
+    const char b = 'r';
+    *readable = ESOCK_LIBC(send)(sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
+  } else if (!want && *readable) {
+    char b;
+    ESOCK_LIBC(recv)(sig_a, &b, 1, MSG_DONTWAIT);
+    *readable = false;
+  }
+}
+
 void close_all(std::initializer_list<int*> fds) {
   for (int* fd : fds) {
     if (*fd >= 0) ESOCK_LIBC(close)(*fd);
@@ -178,14 +190,7 @@ void Runtime::update_signals(Socket& s) {
     }
     c.sig_blocked = false;
   }
-  if (want && !c.sig_readable) {
-    const char b = 'r';
-    c.sig_readable = ESOCK_LIBC(send)(c.sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
-  } else if (!want && c.sig_readable) {
-    char b;
-    ESOCK_LIBC(recv)(c.sig_a, &b, 1, MSG_DONTWAIT);
-    c.sig_readable = false;
-  }
+  set_readable(c.sig_a, c.sig_l, want, &c.sig_readable);
 }
 
 void Runtime::service(Socket& s) {
@@ -245,15 +250,7 @@ void Runtime::service_raw(Socket& s) {
 // An own-stack listener's number is readable while a connection waits to be accepted.
 void Runtime::service_listener(Socket& s) {
   StackListen& l = *s.lis;
-  const bool want = l.pl->pending();
-  if (want && !l.sig_readable) {
-    const char b = 'a';
-    l.sig_readable = ESOCK_LIBC(send)(l.sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
-  } else if (!want && l.sig_readable) {
-    char b;
-    ESOCK_LIBC(recv)(l.sig_a, &b, 1, MSG_DONTWAIT);
-    l.sig_readable = false;
-  }
+  set_readable(l.sig_a, l.sig_l, l.pl->pending(), &l.sig_readable);
 }
 
 // Own-stack polling while idle: a short sleep that the eventfd (an application thread's
