@@ -194,6 +194,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // A server killed by a signal leaves its memif socket file behind; a new one needs it gone.
+  if (g_dpdk) ::unlink(memif_socket);
   // The child listens (after configuring itself) and reports both ports through a pipe.
   int ports[2];
   if (::pipe(ports) != 0) return 1;
@@ -250,5 +252,6 @@ int main(int argc, char** argv) {
   }
   ::kill(child, SIGTERM);
   ::waitpid(child, nullptr, 0);
+  if (g_dpdk) ::unlink(memif_socket);
   return 0;
 }

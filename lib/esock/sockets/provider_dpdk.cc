@@ -8,6 +8,7 @@
 // which every program under esockrun would otherwise pay for, pass-through ones included.
 #include <arpa/inet.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -52,6 +53,24 @@ bool parse_cidr(const std::string& text, tcp::Ipv4Addr* ip, std::uint8_t* prefix
   if (end == text.c_str() + slash + 1 || *end != '\0' || n < 1 || n > 30) return false;
   *prefix = static_cast<std::uint8_t>(n);
   return true;
+}
+
+// The socket file a net_memif server creates (role=server, socket=PATH, socket-abstract=no),
+// or empty: closing the port would remove it, and exit does not close the port.
+std::string memif_server_socket(const std::string& devargs) {
+  if (devargs.rfind("net_memif", 0) != 0) return {};
+  std::string path;
+  bool server = false, file = false;
+  std::size_t at = devargs.find(',');
+  while (at != std::string::npos) {
+    const std::size_t next = devargs.find(',', at + 1);
+    const std::string kv = devargs.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    if (kv == "role=server") server = true;
+    if (kv == "socket-abstract=no") file = true;
+    if (kv.rfind("socket=", 0) == 0) path = kv.substr(7);
+    at = next;
+  }
+  return server && file ? path : std::string{};
 }
 
 // estp::Verbs over an endpoint: posting goes through the endpoint so what can be framed
@@ -230,7 +249,12 @@ class DpdkProvider final : public Provider {
     // process is exiting and the progress thread never runs again).
     for (DpdkConn* c : conns_) c->abandon();
     conns_.clear();
-    rt_.reset();
+    if (!rt_) return;
+    // DPDK is left as it is (abandon_at_exit says why); what closing the port would have
+    // removed on the host is removed here. exit() flushes a capture's stdio buffer.
+    rt_->abandon_at_exit();
+    (void)rt_.release();
+    if (!memif_socket_.empty()) ::unlink(memif_socket_.c_str());
   }
 
   utcp::Options options(const mpa::Config& cfg) const {
@@ -261,6 +285,7 @@ class DpdkProvider final : public Provider {
       return EINVAL;
     }
     ip_ = rc.stack.iface.ip;
+    memif_socket_ = memif_server_socket(cfg_.dpdk_vdev);
     rc.vdev = cfg_.dpdk_vdev;
     rc.core = cfg_.dpdk_core;
     rc.memory_mb = cfg_.dpdk_memory_mb;
@@ -286,6 +311,7 @@ class DpdkProvider final : public Provider {
   int start_err_ = 0;
   std::string start_why_;
   std::vector<DpdkConn*> conns_;
+  std::string memif_socket_;  // a memif server's socket file, removed at exit
 };
 
 DpdkConn::DpdkConn(DpdkProvider& p, const sockaddr_in& dst, const utcp::Options& o)

@@ -2,6 +2,9 @@
 
 #include <time.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "tcp/dev/pcap_writer.h"
 #include "tcp/dpdk/dpdk_device.h"
 #include "tcp/dpdk/eal.h"
@@ -68,6 +71,18 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
 
 Device& Runtime::device() {
   return *top_;
+}
+
+void Runtime::abandon_at_exit() {
+  if (dpdk_ && dpdk_->eal) {
+    std::error_code ec;
+    std::filesystem::remove_all(dpdk_->eal->runtime_dir(), ec);
+  }
+  // Leaked on purpose: the process ends, and their destructors would call into DPDK.
+  (void)stack_.release();
+  (void)pcap_.release();
+  (void)faults_.release();
+  (void)dpdk_.release();
 }
 
 bool Runtime::link_up() const {

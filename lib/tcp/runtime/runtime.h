@@ -60,6 +60,10 @@ class Runtime {
     return run_until_deadline(done, now() + timeout);
   }
   Device& device();
+  // For a process about to exit: removes EAL's runtime directory and abandons DPDK without
+  // rte_eal_cleanup (which races EAL's interrupt thread when a memif peer disconnects at the
+  // same moment). Nothing may use this runtime afterwards; the destructor then does nothing.
+  void abandon_at_exit();
   bool link_up() const;  // the DPDK port's link state (memif: the peer is attached)
   const FaultInjector* faults() const { return faults_.get(); }
 

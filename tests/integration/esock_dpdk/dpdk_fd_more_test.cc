@@ -108,6 +108,27 @@ TEST(DpdkFd, ForkChildMayOnlyCloseItsCopies) {
   ::close(fd);
 }
 
+// docs/sockets.md "connect": it completes before it returns, on a non-blocking socket too.
+TEST(DpdkFd, NonBlockingConnectCompletesBeforeItReturns) {
+  const int fd = ddp_socket();
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+  const sockaddr_in a = PeerEnv::peer_addr(PeerEnv::port());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0)
+      << std::strerror(errno);
+  int err = -1;
+  socklen_t l = sizeof err;
+  ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l), 0);
+  EXPECT_EQ(err, 0);
+  EXPECT_TRUE(wait_for(fd, POLLOUT, 0));
+  ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("echo\nnb"), 7));
+  ASSERT_TRUE(wait_for(fd, POLLIN));
+  char b[4];
+  ASSERT_EQ(::read(fd, b, sizeof b), 2);
+  EXPECT_EQ(std::memcmp(b, "nb", 2), 0);
+  ::close(fd);
+}
+
 TEST(DpdkFd, ConnectToAPortNobodyListensOnIsRefused) {
   const int fd = ddp_socket();
   ASSERT_GE(fd, 0);
