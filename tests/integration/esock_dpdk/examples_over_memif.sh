@@ -103,14 +103,14 @@ run() {
 	fi
 }
 
-# A side killed by a signal after printing its verified result died at exit: KNOWN LIBRARY
-# BUG (about 1 run in 15-20 under ctest -j2): libesock's exit handler stops the stack and
-# Eal::~Eal calls rte_eal_cleanup(), which unmaps DPDK's memory while the EAL interrupt
-# thread (eal-intr-thread, serving memif's control socket) still runs; it then segfaults in
-# rte_intr_fd_get / librte_net_memif. The test stays strict: a program must exit 0.
+# A side killed by a signal after printing its verified result died at exit. That was a
+# library bug (about 1 run in 15-20 under ctest -j2, fixed in f584922): libesock's exit
+# handler called rte_eal_cleanup(), which unmapped DPDK's memory while the EAL interrupt
+# thread (eal-intr-thread, serving memif's control socket) still ran, so it segfaulted in
+# rte_intr_fd_get / librte_net_memif. The hint names it should it come back.
 exit_crash_hint() {
 	[ "$1" -ge 128 ] || [ "$2" -ge 128 ] || return 0
-	echo "  KNOWN LIBRARY BUG? (exit race, see exit_crash_hint) died by signal $(($1 >= 128 ? $1 - 128 : $2 - 128)); the kernel's last words:"
+	echo "  died by signal $(($1 >= 128 ? $1 - 128 : $2 - 128)); exit race? the kernel's last words:"
 	dmesg 2>/dev/null | grep -E "eal-intr-thread|segfault" | tail -2 | sed 's/^/    /'
 }
 
