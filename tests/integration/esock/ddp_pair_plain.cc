@@ -1,9 +1,12 @@
 // A DDPMODE client/server pair built WITHOUT esock: it only uses the constants of the
 // public header (SOL_ESOCK, ESOCK_DDPMODE) with ordinary setsockopt/getsockopt, so it
 // needs esockrun (LD_PRELOAD) to run at all (the kernel rejects SOL_ESOCK).
-//   ddp_pair_plain server          prints "port N", serves one connection: echo until EOF
-//   ddp_pair_plain client N        sends 64 messages (1 B .. 2 MiB), verifies every echo
-// Each side checks getsockopt(SOL_ESOCK, ESOCK_DDPMODE) == 1 on its connected socket.
+//   ddp_pair_plain server                prints "port N", serves one connection: echo until EOF
+//   ddp_pair_plain client N [HOST]       sends 64 messages (1 B .. 2 MiB) to HOST (default
+//                                        127.0.0.1; with the dpdk provider the server's DPDK
+//                                        address), verifies every echo
+// Each side checks getsockopt(SOL_ESOCK, ESOCK_DDPMODE) == 1 on its connected socket and
+// prints "peer A.B.C.D:P", the address the connection really runs between.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -45,6 +48,15 @@ std::uint8_t pat(std::uint64_t off) {
   return static_cast<std::uint8_t>(off * 167u + (off >> 9));
 }
 
+void print_peer(const char* who, int fd) {
+  sockaddr_in a{};
+  socklen_t l = sizeof a;
+  ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  char ip[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+  std::printf("%s: peer %s:%d\n", who, ip, ntohs(a.sin_port));
+}
+
 int server() {
   const int l = ::socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;
@@ -61,6 +73,7 @@ int server() {
   const int c = ::accept(l, nullptr, nullptr);
   if (c < 0) return die("accept");
   if (!ddp_on(c)) return die("accepted socket not in DDPMODE");
+  print_peer("server", c);
   std::vector<std::uint8_t> buf(1 << 20);
   std::uint64_t total = 0;
   for (;;) {
@@ -76,16 +89,17 @@ int server() {
   return 0;
 }
 
-int client(int port) {
+int client(int port, const char* host) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;
   if (::setsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one) != 0) return die("setsockopt");
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, host, &a.sin_addr) != 1) return die("host");
   a.sin_port = htons(static_cast<std::uint16_t>(port));
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return die("connect");
   if (!ddp_on(fd)) return die("connected socket not in DDPMODE");
+  print_peer("client", fd);
   std::uint64_t off = 0;
   std::size_t len = 1;
   for (int i = 0; i < 64; ++i) {
@@ -110,7 +124,8 @@ int client(int port) {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "server") == 0) return server();
-  if (argc == 3 && std::strcmp(argv[1], "client") == 0) return client(std::atoi(argv[2]));
-  std::fprintf(stderr, "usage: %s server | client PORT\n", argv[0]);
+  if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "client") == 0)
+    return client(std::atoi(argv[2]), argc == 4 ? argv[3] : "127.0.0.1");
+  std::fprintf(stderr, "usage: %s server | client PORT [HOST]\n", argv[0]);
   return 2;
 }

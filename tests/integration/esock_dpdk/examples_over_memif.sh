@@ -6,7 +6,7 @@
 #   * esock_ttcp -r / -t (streaming, the receiver verifies every octet);
 #   * esock_rdma_pingpong (RAWMODE, RDMA Write + Send through the extension API; both print
 #     the negotiated MPA parameters);
-#   * plain_pair (built without esock) under `esockrun -p dpdk`, in DDPMODE through the preload,
+#   * ddp_pair_plain (tests/integration/esock, built without esock) under `esockrun -p dpdk`, in DDPMODE through the preload,
 #     each side printing the peer address its connection runs between (the DPDK addresses);
 #   * a ddp_echo run with ESOCK_DPDK_PCAP on the server, decoded by tshark's own iWARP
 #     dissectors: MPA Request and Reply, DDP/RDMAP in the FPDUs, every data segment decoded
@@ -14,7 +14,7 @@
 #     malformed.
 # The server prints "port N" first (read through a FIFO: no sleeps). Exit 77 (skip) without
 # a writable DPDK runtime directory; the tshark part is skipped (not the test) without tshark.
-#   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN PLAIN_PAIR OUT_DIR
+#   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN DDP_PAIR_PLAIN OUT_DIR
 set -u
 ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7
 S_IP=10.99.0.1
@@ -143,7 +143,7 @@ run plain_pair_esockrun "^client: [0-9]+ octets echoed and verified in DDPMODE" 
 	"^server: peer $C_IP:[0-9]+" \
 	-- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" -e ESOCK_DPDK_IP=$S_IP/24 \
 	"$PLAIN" server -- -- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" \
-	-e ESOCK_DPDK_IP=$C_IP/24 "$PLAIN" client $S_IP @PORT@
+	-e ESOCK_DPDK_IP=$C_IP/24 "$PLAIN" client @PORT@ $S_IP
 grep -q "^client: peer $S_IP:" "$OUT/plain_pair_esockrun.client.log" ||
 	{ echo "FAIL plain_pair_esockrun: the client's peer is not $S_IP"; FAILED=1; }
 grep -q "^server: echoed [1-9]" "$OUT/plain_pair_esockrun.server.log" ||
