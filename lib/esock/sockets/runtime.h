@@ -70,7 +70,6 @@ class Runtime {
   void loop();
   void service(Socket& s);
   void service_listener(Socket& s);
-  void sleep_idle(std::vector<pollfd>& pfds);
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
