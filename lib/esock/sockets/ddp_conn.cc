@@ -231,7 +231,7 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
   if (ls->state() != Socket::State::listening) return errno_fail(EINVAL);
   if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
   Provider* p = configured_provider();
-  if (p != nullptr && p->own_stack()) return stack_accept(*p, *ls, addr, len, flags);
+  if (p != nullptr && p->own_stack()) return stack_accept(*ls, addr, len, flags);
   for (;;) {
     // The listener stays a kernel socket: blocking, O_NONBLOCK and readiness are its own.
     const int t = ESOCK_LIBC(accept4)(fd, addr, len, SOCK_CLOEXEC);

@@ -30,6 +30,6 @@ int take_number(int fd, int a);
 int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& s, const sockaddr* addr,
                   socklen_t len);
 int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog);
-int stack_accept(Provider& p, Socket& ls, sockaddr* addr, socklen_t* len, int flags);
+int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags);
 
 }  // namespace esock::sockets

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -132,8 +131,7 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   return 0;
 }
 
-int stack_accept(Provider& p, Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
-  (void)p;
+int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
   Runtime& rt = Runtime::get();
   std::unique_lock lk(rt.mu);
   for (;;) {
@@ -182,10 +180,7 @@ int stack_accept(Provider& p, Socket& ls, sockaddr* addr, socklen_t* len, int fl
       s->conn.reset();
       return errno_fail(EMFILE);
     }
-    if (addr != nullptr && len != nullptr) {
-      std::memcpy(addr, &peer, std::min<std::size_t>(*len, sizeof peer));
-      *len = sizeof peer;
-    }
+    if (addr != nullptr && len != nullptr) copy_sockaddr(peer, addr, len);
     s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
     s->set_state(Socket::State::connected);
     rt.add(s);

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -52,16 +51,7 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
     std::lock_guard lk(Runtime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->name(peer, addr, len);
-    if (s->lis && !peer) {
-      if (addr == nullptr || len == nullptr) {
-        errno = EFAULT;
-        return -1;
-      }
-      const sockaddr_in a = s->lis->pl->local();
-      std::memcpy(addr, &a, std::min<std::size_t>(*len, sizeof a));
-      *len = sizeof a;
-      return 0;
-    }
+    if (s->lis && !peer) return copy_sockaddr(s->lis->pl->local(), addr, len);
     if (s->orphaned || s->lis) tcp = -1;
   }
   if (tcp < 0) {

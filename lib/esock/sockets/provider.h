@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,18 @@
 namespace esock::sockets {
 
 struct Config;
+
+// getsockname/getpeername's contract for an IPv4 name: truncate to *len, report the full
+// size; 0, or -1 with EFAULT.
+inline int copy_sockaddr(const sockaddr_in& a, sockaddr* addr, socklen_t* len) {
+  if (addr == nullptr || len == nullptr) {
+    errno = EFAULT;
+    return -1;
+  }
+  std::memcpy(addr, &a, *len < sizeof a ? *len : sizeof a);
+  *len = sizeof a;
+  return 0;
+}
 
 class ProviderConn {
  public:
@@ -70,9 +83,9 @@ class Provider {
   virtual const char* name() const = 0;
   // Takes ownership of tcp_fd (connected, close-on-exec) and negotiates MPA in the given
   // role, waiting at most timeout_ms. Null with *err (errno) and *why on failure.
-  virtual std::unique_ptr<ProviderConn> establish(int tcp_fd, const mpa::Config& cfg,
-                                                  int timeout_ms, int* err, std::string* why) {
-    (void)tcp_fd, (void)cfg, (void)timeout_ms, (void)why;
+  virtual std::unique_ptr<ProviderConn> establish(int /*tcp_fd*/, const mpa::Config& /*cfg*/,
+                                                  int /*timeout_ms*/, int* err,
+                                                  std::string* /*why*/) {
     *err = EOPNOTSUPP;
     return nullptr;
   }
@@ -80,21 +93,17 @@ class Provider {
   // Own-stack providers (the rest of the class; all under the runtime lock).
   virtual bool own_stack() const { return false; }
   // Brings the stack up (once): 0 or an errno with *why.
-  virtual int start(std::string* why) {
-    (void)why;
-    return 0;
-  }
+  virtual int start(std::string* /*why*/) { return 0; }
   // Active open: TCP, then MPA as the initiator, progressed by poll_once(). Null with
   // *err (EAFNOSUPPORT, EADDRNOTAVAIL, ENETUNREACH...) and *why when it cannot start.
-  virtual std::unique_ptr<ProviderConn> connect(const sockaddr_in& dst, const mpa::Config& cfg,
-                                                int* err, std::string* why) {
-    (void)dst, (void)cfg, (void)why;
+  virtual std::unique_ptr<ProviderConn> connect(const sockaddr_in& /*dst*/,
+                                                const mpa::Config& /*cfg*/, int* err,
+                                                std::string* /*why*/) {
     *err = EOPNOTSUPP;
     return nullptr;
   }
-  virtual std::unique_ptr<ProviderListener> listen(std::uint16_t port, int backlog, int* err,
-                                                   std::string* why) {
-    (void)port, (void)backlog, (void)why;
+  virtual std::unique_ptr<ProviderListener> listen(std::uint16_t /*port*/, int /*backlog*/,
+                                                   int* err, std::string* /*why*/) {
     *err = EOPNOTSUPP;
     return nullptr;
   }

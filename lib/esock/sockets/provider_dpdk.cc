@@ -33,17 +33,6 @@ sockaddr_in to_sockaddr(tcp::Ipv4Addr ip, std::uint16_t port) {
   return a;
 }
 
-// getsockname/getpeername's contract: truncate to *len, report the full size.
-int copy_name(const sockaddr_in& a, sockaddr* addr, socklen_t* len) {
-  if (addr == nullptr || len == nullptr) {
-    errno = EFAULT;
-    return -1;
-  }
-  std::memcpy(addr, &a, std::min<std::size_t>(*len, sizeof a));
-  *len = sizeof a;
-  return 0;
-}
-
 bool parse_cidr(const std::string& text, tcp::Ipv4Addr* ip, std::uint8_t* prefix) {
   const auto slash = text.find('/');
   if (!tcp::Ipv4Addr::parse(text.substr(0, slash), ip)) return false;
@@ -160,7 +149,7 @@ class DpdkConn final : public ProviderConn {
       errno = ENOTCONN;
       return -1;
     }
-    return copy_name(peer ? peer_ : local_, addr, len);
+    return copy_sockaddr(peer ? peer_ : local_, addr, len);
   }
   int option_fd() const override { return -1; }
   int setup_state() const override;
