@@ -16,7 +16,12 @@
 #   7 SINKAVAIL 64 octets at STag 0x2000 TO 0x10000 (server)   8 RDMA Write 48 octets into it
 #   9 WRITEDONE 48   10 RDMA Write 32 octets at TO 0x10030: outside the sink
 #  11 SRCAVAIL 100000 octets   12 CREDIT 2   13 FIN   14 DATA whose length field is wrong
-# Usage: craft_violations.py OUT.pcap [estp]
+# With "short-tail" it writes three Sends (MSN 1-3, 3000, 3000 and 100 octets) cut so that
+# frame 7 finishes the FPDU frame 6 began and carries only the first 6 octets of the next:
+#   6 FPDU 1 [0, 1400)   7 FPDU 1 [1400, end) + FPDU 2 [0, 6)   8 FPDU 2 [6, end) + FPDU 3
+# (kernel TCP cuts segments like this; Wireshark 4.0's own iwarp_mpa drops such a tail and
+# then loses FPDU alignment, see tests/integration/mpa_capture_oracle.py).
+# Usage: craft_violations.py OUT.pcap [estp|short-tail]
 import struct
 import sys
 
@@ -78,6 +83,15 @@ if len(sys.argv) > 2 and sys.argv[2] == "estp":
     packet(S, C, fpdu(untagged(3, 0, 2, 0, estp(2, 2, 0))))
     packet(C, S, fpdu(untagged(3, 0, 4, 0, estp(8, 0, 0))))
     packet(S, C, fpdu(untagged(3, 0, 3, 0, estp(1, 0, 99, b"abc"))))
+elif len(sys.argv) > 2 and sys.argv[2] == "short-tail":
+    packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
+    packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
+    first = fpdu(untagged(3, 0, 1, 0, bytes(3000)))
+    second = fpdu(untagged(3, 0, 2, 0, bytes(range(256)) * 11 + bytes(184)))
+    third = fpdu(untagged(3, 0, 3, 0, bytes(100)))
+    packet(C, S, first[:1400])
+    packet(C, S, first[1400:] + second[:6])
+    packet(C, S, second[6:] + third)
 else:
     packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
     packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))

@@ -21,7 +21,8 @@ cp "$here"/captures/* "$work/caps/"
 chmod -R a+rX "$work"
 python3 "$here/craft_violations.py" "$work/caps/violations.pcap" >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/estp.pcap" estp >/dev/null
-chmod a+r "$work/caps/violations.pcap" "$work/caps/estp.pcap"
+python3 "$here/craft_violations.py" "$work/caps/short-tail.pcap" short-tail >/dev/null
+chmod a+r "$work/caps/violations.pcap" "$work/caps/estp.pcap" "$work/caps/short-tail.pcap"
 
 ts() {
   local env=(env HOME="$work/home" WIRESHARK_PLUGIN_DIR="$work/plugins")
@@ -221,5 +222,11 @@ check "estp: Writes checked against the SINKAVAIL region (frame 7)" \
 check "estp: Write outside the sink flagged on frame 10" \
   "$(f $c esock_mpa.analysis.outside_region frame.number)" 10
 check "estp: inconsistent length flagged on frame 14" "$(f $c esock_stream.bad_length frame.number)" 14
+
+# --- a segment that ends 6 octets into the next FPDU (synthetic, craft_violations.py) ----
+c=short-tail.pcap
+check "short-tail: all three FPDUs decoded with good CRCs, MSN 1 2 3" \
+  "$(f $c esock_mpa.fpdu esock_mpa.crc.status iwarp_ddp.msn | tr '\n' ' ')" "1 1 1 1 2 3 "
+check "short-tail: nothing malformed or in error" "$(count $c '_ws.malformed || _ws.expert.severity >= error')" 0
 
 exit $fail
