@@ -1,7 +1,8 @@
 // The peer of dpdk_fd_test: a DDPMODE server linked with libesock and configured by the
-// environment for the dpdk provider (memif role=server). It prints "port N" on stdout once
-// it listens, then serves every connection in its own thread, doing what the connection's
-// first line asks:
+// environment for the dpdk provider (memif role=server). It prints "port N msgport M" on
+// stdout once it listens on both. On M (ESOCK_MSGMODE) it echoes every message as one
+// message until an empty message or EOF. On N it serves every connection in its own
+// thread, doing what the connection's first line asks:
 //   echo            echo until EOF, then close
 //   send N          write N octets of pattern(N, 7) (ddp_helpers.h), then close
 //   hold            read and discard until EOF (never writes), then close
@@ -60,6 +61,22 @@ void echo_until_eof(int fd) {
   }
 }
 
+// MSGMODE: each read returns one message (up to the buffer), written back as one message.
+void echo_messages(int fd) {
+  std::vector<std::uint8_t> b(2 << 20);
+  for (;;) {
+    const ssize_t r = ::read(fd, b.data(), b.size());
+    if (r < 0) fail("read (message echo)");
+    if (r <= 0) break;
+    if (::write(fd, b.data(), static_cast<std::size_t>(r)) != r) {
+      fail("write (message echo)");
+      break;
+    }
+  }
+  ::close(fd);
+  --active;
+}
+
 void connect_back(int fd, std::uint16_t port) {
   sockaddr_in a{};
   socklen_t l = sizeof a;
@@ -109,30 +126,43 @@ void serve(int fd) {
 
 }  // namespace
 
-int main() {
-  const int l = ddp_socket();
+// A DDPMODE (or MSGMODE) listener on an ephemeral port; 0 on failure.
+std::uint16_t listen_on_any_port(bool msgmode, int* fd) {
+  *fd = ddp_socket(msgmode);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_ANY);
   socklen_t al = sizeof a;
-  if (l < 0 || ::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l, 16) != 0 ||
-      ::getsockname(l, reinterpret_cast<sockaddr*>(&a), &al) != 0) {
+  if (*fd < 0 || ::bind(*fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(*fd, 16) != 0 || ::getsockname(*fd, reinterpret_cast<sockaddr*>(&a), &al) != 0)
+    return 0;
+  return ntohs(a.sin_port);
+}
+
+void accept_loop(int l, void (*handler)(int)) {
+  for (;;) {
+    const int c = ::accept(l, nullptr, nullptr);
+    if (c < 0) {
+      if (errno != EINTR && errno != ECONNABORTED) return;
+      continue;
+    }
+    ++active;
+    std::thread(handler, c).detach();
+  }
+}
+
+int main() {
+  int l = -1, m = -1;
+  const std::uint16_t port = listen_on_any_port(false, &l);
+  const std::uint16_t msgport = port != 0 ? listen_on_any_port(true, &m) : 0;
+  if (port == 0 || msgport == 0) {
     fail("listen");
     return 1;
   }
-  std::printf("port %d\n", ntohs(a.sin_port));
+  std::printf("port %d msgport %d\n", port, msgport);
   std::fflush(stdout);
-  std::thread([l] {
-    for (;;) {
-      const int c = ::accept(l, nullptr, nullptr);
-      if (c < 0) {
-        if (errno != EINTR && errno != ECONNABORTED) return;
-        continue;
-      }
-      ++active;
-      std::thread(serve, c).detach();
-    }
-  }).detach();
+  std::thread(accept_loop, l, serve).detach();
+  std::thread(accept_loop, m, echo_messages).detach();
   char b[64];
   while (::read(0, b, sizeof b) > 0) {
   }

@@ -25,8 +25,8 @@ std::string vdev(const char* role, const std::string& sock) {
   return std::string("net_memif0,role=") + role + ",socket=" + sock + ",socket-abstract=no";
 }
 
-// The peer's first line, "port N", read with a deadline.
-bool read_port(int fd, std::uint16_t* port) {
+// The peer's first line, "port N msgport M", read with a deadline.
+bool read_ports(int fd, std::uint16_t* port, std::uint16_t* msgport) {
   std::string line;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (line.find('\n') == std::string::npos) {
@@ -39,9 +39,12 @@ bool read_port(int fd, std::uint16_t* port) {
     if (r <= 0) return false;
     line.append(b, static_cast<std::size_t>(r));
   }
-  int p = 0;
-  if (std::sscanf(line.c_str(), "port %d", &p) != 1 || p <= 0 || p > 65535) return false;
+  int p = 0, m = 0;
+  if (std::sscanf(line.c_str(), "port %d msgport %d", &p, &m) != 2 || p <= 0 || p > 65535 ||
+      m <= 0 || m > 65535)
+    return false;
   *port = static_cast<std::uint16_t>(p);
+  *msgport = static_cast<std::uint16_t>(m);
   return true;
 }
 
@@ -85,7 +88,7 @@ void PeerEnv::SetUp() {
   ::close(out[1]);
   to_peer_ = in[1];
   ASSERT_EQ(rc, 0) << "posix_spawn " << prog << ": " << std::strerror(rc);
-  const bool got = read_port(out[0], &port_);
+  const bool got = read_ports(out[0], &port_, &msgport_);
   ::close(out[0]);
   ASSERT_TRUE(got) << "the peer did not report its port";
 

@@ -22,12 +22,15 @@ class PeerEnv : public ::testing::Environment {
   void TearDown() override;
 
   static std::uint16_t port() { return port_; }
+  // The peer's MSGMODE listener: echoes each message as one message.
+  static std::uint16_t msgport() { return msgport_; }
   // A DDPMODE connection to the peer (blocking connect) that asked for cmd; -1 on failure.
   static int open(const std::string& cmd);
   static sockaddr_in peer_addr(std::uint16_t port);
 
  private:
   static inline std::uint16_t port_ = 0;
+  static inline std::uint16_t msgport_ = 0;
   std::string dir_;
   pid_t pid_ = -1;
   int to_peer_ = -1;
