@@ -23,16 +23,20 @@ inline int ddp_socket(bool msgmode = false) {
   return fd;
 }
 
-// A DDPMODE listener on 127.0.0.1 (ephemeral port); *port receives the port.
-inline int ddp_listener(std::uint16_t* port, bool msgmode = false) {
+// A DDPMODE (or MSGMODE) listener on an ephemeral port of addr (host order; 127.0.0.1
+// unless told); *port receives the port. -1 on failure.
+inline int ddp_listener(std::uint16_t* port, bool msgmode = false,
+                        in_addr_t addr = INADDR_LOOPBACK) {
   const int fd = ddp_socket(msgmode);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0)
-    return -1;
+  a.sin_addr.s_addr = htonl(addr);
   socklen_t l = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(fd, 16) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
   *port = ntohs(a.sin_port);
   return fd;
 }

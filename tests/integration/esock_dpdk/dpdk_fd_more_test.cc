@@ -175,16 +175,9 @@ TEST(DpdkFd, BadArgumentsFail) {
 }
 
 TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
-  const int l = ddp_socket();
-  ASSERT_GE(l, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t al = sizeof a;
-  ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(l, 4), 0);
-  ASSERT_EQ(::getsockname(l, reinterpret_cast<sockaddr*>(&a), &al), 0);
-  const std::uint16_t port = ntohs(a.sin_port);
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0) << std::strerror(errno);
   ASSERT_NE(port, 0);
   EXPECT_EQ(esock_is_ddp(l), 1);
 

@@ -10,6 +10,7 @@
 
 #include "ddp_helpers.h"
 #include "esock/esock.h"
+#include "msgmode_checks.h"
 #include "peer_env.h"
 
 namespace {
@@ -65,19 +66,7 @@ TEST(DpdkMsgmode, EchoKeepsEveryMessageWhole) {
 TEST(DpdkMsgmode, ShortBufferTruncatesWithMsgTrunc) {
   const int fd = connect_msgmode(PeerEnv::msgport());
   ASSERT_GE(fd, 0) << std::strerror(errno);
-  const auto big = pattern(5000, 9);
-  ASSERT_EQ(::send(fd, big.data(), big.size(), 0), 5000);
-  ASSERT_EQ(::send(fd, "x", 1, 0), 1);
-  std::uint8_t small[100];
-  iovec v{small, sizeof small};
-  msghdr m{};
-  m.msg_iov = &v;
-  m.msg_iovlen = 1;
-  ASSERT_EQ(::recvmsg(fd, &m, 0), 100);
-  EXPECT_TRUE(m.msg_flags & MSG_TRUNC);
-  EXPECT_EQ(std::memcmp(small, big.data(), 100), 0);
-  ASSERT_EQ(::recv(fd, small, sizeof small, 0), 1);  // the rest of the 5000 is gone
-  EXPECT_EQ(small[0], 'x');
+  esock_test::expect_short_buffer_truncates(fd);
   EXPECT_EQ(::close(fd), 0);  // EOF ends the peer's echo
 }
 

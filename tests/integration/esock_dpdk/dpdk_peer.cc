@@ -126,19 +126,6 @@ void serve(int fd) {
 
 }  // namespace
 
-// A DDPMODE (or MSGMODE) listener on an ephemeral port; 0 on failure.
-std::uint16_t listen_on_any_port(bool msgmode, int* fd) {
-  *fd = ddp_socket(msgmode);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t al = sizeof a;
-  if (*fd < 0 || ::bind(*fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::listen(*fd, 16) != 0 || ::getsockname(*fd, reinterpret_cast<sockaddr*>(&a), &al) != 0)
-    return 0;
-  return ntohs(a.sin_port);
-}
-
 void accept_loop(int l, void (*handler)(int)) {
   for (;;) {
     const int c = ::accept(l, nullptr, nullptr);
@@ -152,10 +139,10 @@ void accept_loop(int l, void (*handler)(int)) {
 }
 
 int main() {
-  int l = -1, m = -1;
-  const std::uint16_t port = listen_on_any_port(false, &l);
-  const std::uint16_t msgport = port != 0 ? listen_on_any_port(true, &m) : 0;
-  if (port == 0 || msgport == 0) {
+  std::uint16_t port = 0, msgport = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  const int m = ddp_listener(&msgport, true, INADDR_ANY);
+  if (l < 0 || m < 0) {
     fail("listen");
     return 1;
   }
