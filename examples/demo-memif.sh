@@ -100,7 +100,10 @@ if [ -d "$plugins" ] && command -v setpriv > /dev/null; then
   ts=(setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp
     WIRESHARK_PLUGIN_DIR="$plugins" tshark)
 fi
-cap() { "${ts[@]}" -r "$work/echo.pcap" --disable-protocol rpcordma "$@" 2> /dev/null; }
+cap() {  # heuristics first: a dissector registered for either port would see the MPA Request first
+  "${ts[@]}" -r "$work/echo.pcap" --disable-protocol rpcordma -o tcp.try_heuristic_first:TRUE \
+    "$@" 2> /dev/null
+}
 if cap -G plugins 2> /dev/null | grep -q esock || "${ts[@]}" -G plugins 2> /dev/null | grep -q esock; then
   cap -Y 'esock_mpa.frame || esock_stream' | head -n 10 | sed 's/^/   /' || true  # head ends tshark early
   echo "   ..."

@@ -21,7 +21,9 @@
 #   6 FPDU 1 [0, 1400)   7 FPDU 1 [1400, end) + FPDU 2 [0, 6)   8 FPDU 2 [6, end) + FPDU 3
 # (kernel TCP cuts segments like this; Wireshark 4.0's own iwarp_mpa drops such a tail and
 # then loses FPDU alignment, see tests/integration/mpa_capture_oracle.py).
-# Usage: craft_violations.py OUT.pcap [estp|short-tail]
+# A third argument moves the server to that TCP port (27017: one Wireshark gives to tls, which
+# would take the connection from a heuristic dissector that does not claim it at the Request).
+# Usage: craft_violations.py OUT.pcap [estp|short-tail] [SERVER_PORT]
 import struct
 import sys
 
@@ -50,7 +52,8 @@ def mpa_frame(key, flags, ird, ord_, pd=b""):
 def estp(type_, credits, length, body=b"", flags=0):
     return struct.pack(">IBBHII", 0x45535450, 1, type_, flags, credits, length) + body
 
-C, S = (b"\x0a\x00\x00\x01", 40000), (b"\x0a\x00\x00\x02", 5000)
+server_port = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
+C, S = (b"\x0a\x00\x00\x01", 40000), (b"\x0a\x00\x00\x02", server_port)
 seq = {C: 1000, S: 5000}
 frames = []
 t = [1_700_000_000, 0]  # seconds, microseconds

@@ -22,7 +22,8 @@ chmod -R a+rX "$work"
 python3 "$here/craft_violations.py" "$work/caps/violations.pcap" >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/estp.pcap" estp >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/short-tail.pcap" short-tail >/dev/null
-chmod a+r "$work/caps/violations.pcap" "$work/caps/estp.pcap" "$work/caps/short-tail.pcap"
+python3 "$here/craft_violations.py" "$work/caps/tls-port.pcap" short-tail 27017 >/dev/null
+chmod a+r "$work"/caps/*.pcap
 
 ts() {
   local env=(env HOME="$work/home" WIRESHARK_PLUGIN_DIR="$work/plugins")
@@ -228,5 +229,14 @@ c=short-tail.pcap
 check "short-tail: all three FPDUs decoded with good CRCs, MSN 1 2 3" \
   "$(f $c esock_mpa.fpdu esock_mpa.crc.status iwarp_ddp.msn | tr '\n' ' ')" "1 1 1 1 2 3 "
 check "short-tail: nothing malformed or in error" "$(count $c '_ws.malformed || _ws.expert.severity >= error')" 0
+
+# --- the same connection on port 27017, which Wireshark gives to tls ----------------------
+# Wireshark tries a port's dissector before any heuristic; esock_mpa claims the conversation
+# at the MPA Request, so it keeps the connection without tcp.try_heuristic_first.
+c=tls-port.pcap
+check "tls-port: Wireshark's own dissection gives the FPDU segments to tls (precondition)" \
+  "$(ts --disable-protocol esock_mpa -r "$work/caps/$c" -Y tls -T fields -e frame.number | tr '\n' ' ')" "6 7 8 "
+check "tls-port: all three FPDUs decoded with good CRCs, MSN 1 2 3" \
+  "$(f $c esock_mpa.fpdu esock_mpa.crc.status iwarp_ddp.msn | tr '\n' ' ')" "1 1 1 1 2 3 "
 
 exit $fail

@@ -17,6 +17,12 @@
 # (tshark reassembles those, tcp.reassemble_out_of_order); or tshark lost FPDU alignment
 # right after a segment of the one shape Wireshark 4.0 cannot reassemble (the oracle names
 # those segments; see its comment).
+# Wireshark hands a TCP segment to a dissector registered for either port before it tries
+# heuristics, and iwarp_mpa is only a heuristic: when the server's port or the client's
+# ephemeral port is one Wireshark gives to another protocol (tls on 27017, mrcpv2 on 30000
+# to 30200, ...), that protocol may take the FPDUs and iwarp_mpa then decodes none. tshark
+# therefore runs with tcp.try_heuristic_first, and mpa_v2_crc_claimed_port runs on a tls
+# port on purpose.
 # Usage: tshark_capture_test.sh PATH/TO/iwarp_pingpong OUTPUT_DIR
 set -euo pipefail
 bin=$1
@@ -26,7 +32,10 @@ command -v dumpcap >/dev/null && command -v tshark >/dev/null ||
   { echo "dumpcap/tshark missing: apt-get install tshark" >&2; exit 1; }
 
 fail=0
-ts() { tshark --disable-protocol rpcordma -o tcp.reassemble_out_of_order:TRUE "$@" 2>/dev/null; }
+ts() {
+  tshark --disable-protocol rpcordma -o tcp.reassemble_out_of_order:TRUE \
+    -o tcp.try_heuristic_first:TRUE "$@" 2>/dev/null
+}
 oracle=$(dirname "$0")/mpa_capture_oracle.py
 port_base=$((20000 + $$ % 20000))
 
@@ -98,7 +107,7 @@ run_case() {
   local crc_expected=$expected
   case " $* " in *" --no-crc "*) crc_expected=0 ;; esac
   case " $* " in *" --markers "*) [ "$decoded" -gt $((expected / 2)) ] && expected=$decoded && crc_expected=$decoded ;; esac
-  printf '%-22s FPDUs sent %6d  decoded %6d  good CRC %6d  bad CRC %d  malformed %d  expert errors %d\n' \
+  printf '%-24s FPDUs sent %6d  decoded %6d  good CRC %6d  bad CRC %d  malformed %d  expert errors %d\n' \
     "$name" "$expected" "$decoded" "$good" "$bad" "$malformed" "$errors"
   local short_tail=0
   case " $* " in
@@ -135,12 +144,28 @@ run_case() {
   fi
 }
 
+# The Nth free TCP port above 1023 that Wireshark assigns to tls (tshark -G decodes), whose
+# dissector takes any payload on its port: claimed_port N.
+claimed_port() {
+  local busy
+  busy=$(ss -Htan | awk '{n = split($4, a, ":"); print a[n]}' | sort -u)
+  tshark -G decodes 2>/dev/null | awk -F'\t' '$1 == "tcp.port" && $3 == "tls" && $2 > 1023 {print $2}' |
+    sort -n | grep -vxF "${busy:-none}" | sed -n "${1}p"
+}
+
 # Runs a case; only an inconclusive capture (exit 2) is tried again, at most five times.
+# PORT-OFFSET "claimed" runs it on a port of claimed_port instead of one from port_base.
 run() {
-  local rc
+  local rc port
   for attempt in 1 2 3 4 5; do
     rc=0
-    run_case "$1" $((port_base + attempt * 10 + $2)) "${@:3}" || rc=$?
+    if [ "$2" = claimed ]; then
+      port=$(claimed_port "$attempt")
+      [ -n "$port" ] || { echo "$1: no free port that Wireshark assigns to tls"; rc=1; break; }
+    else
+      port=$((port_base + attempt * 10 + $2))
+    fi
+    run_case "$1" "$port" "${@:3}" || rc=$?
     [ "$rc" -eq 2 ] || break
   done
   [ "$rc" -eq 0 ] || fail=1
@@ -151,4 +176,5 @@ run mpa_v1_crc 2 --mpa-rev 1
 run mpa_v2_nocrc 3 --mpa-rev 2 --no-crc
 run mpa_v2_p2p_write_rtr 4 --mpa-rev 2 --p2p --rtr write
 run mpa_v2_markers_crc 5 --mpa-rev 2 --markers
+run mpa_v2_crc_claimed_port claimed --mpa-rev 2
 exit $fail

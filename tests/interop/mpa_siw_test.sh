@@ -90,7 +90,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 kill -INT "$cap_pid"; wait "$cap_pid" 2>/dev/null || true; cap_pid=
-ts() { tshark --disable-protocol rpcordma -r "$cap" "$@" 2>/dev/null; }
+ts() { tshark --disable-protocol rpcordma -o tcp.try_heuristic_first:TRUE -r "$cap" "$@" 2>/dev/null; }
 fpdus=$(ts -T fields -e iwarp_mpa.ulpdulength -E occurrence=a | tr ',' '\n' | grep -c . || true)
 reqs=$(ts -Y "iwarp_mpa.req || iwarp_mpa.rep" | wc -l)
 good=$(ts -O iwarp_mpa | grep -c "(Good CRC32)" || true)

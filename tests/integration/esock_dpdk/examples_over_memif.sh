@@ -160,7 +160,7 @@ elif [ ! -s "$PCAP" ]; then
 	echo "FAIL capture: no $PCAP"
 	FAILED=1
 else
-	TS=(tshark -r "$PCAP" --disable-protocol rpcordma)
+	TS=(tshark -r "$PCAP" --disable-protocol rpcordma -o tcp.try_heuristic_first:TRUE)
 	req=$("${TS[@]}" -Y iwarp_mpa.key.req 2>/dev/null | wc -l)
 	rep=$("${TS[@]}" -Y iwarp_mpa.key.rep 2>/dev/null | wc -l)
 	rdmap=$("${TS[@]}" -Y iwarp_ddp_rdmap 2>/dev/null | wc -l)

@@ -59,6 +59,7 @@ r() { kv "$1" RESULT "$2"; }
 # tshark_check PCAP: see the header. Prints one summary line; fails on any violation.
 tshark_check() {
 	local pcap="$1" ts_opts=(-o tcp.desegment_tcp_streams:FALSE -o tcp.analyze_sequence_numbers:FALSE
+		-o tcp.try_heuristic_first:TRUE
 		--disable-protocol rpcordma)
 	[ -s "$pcap" ] || { echo "    FAIL: no capture $pcap"; return 1; }
 	local good bad problems summary

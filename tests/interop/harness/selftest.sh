@@ -153,18 +153,21 @@ check "siw rdma_client -> host echoing its Send ($(echo "$out" | tail -1))" \
 # ---- 6. tshark decode
 kill "$tshark_pid" 2>/dev/null; wait "$tshark_pid" 2>/dev/null || true; tshark_pid=""
 say "capture: $(grep -E 'packets captured|^tshark:' "$OUT/tshark.log" | tr '\n' ' ')"
-tshark -r "$PCAP" -O iwarp_mpa,iwarp_ddp_rdmap > "$OUT/selftest.decoded.txt" 2>&1 || true
+# Heuristics first: iwarp_mpa is a heuristic, and a dissector registered for either port
+# (siw's ephemeral one included) would otherwise take the connection.
+TS=(tshark -o tcp.try_heuristic_first:TRUE -r "$PCAP")
+"${TS[@]}" -O iwarp_mpa,iwarp_ddp_rdmap > "$OUT/selftest.decoded.txt" 2>&1 || true
 count() {   # count DISPLAY-FILTER: frames matching (an invalid filter fails the selftest)
-    local out; out=$(tshark -r "$PCAP" -Y "$1" 2>&1 >/dev/null | grep -v 'Running as user') || true
+    local out; out=$("${TS[@]}" -Y "$1" 2>&1 >/dev/null | grep -v 'Running as user') || true
     [ -z "$out" ] || { echo "tshark: $out" >&2; echo 999999; return; }
-    { tshark -r "$PCAP" -Y "$1" 2>/dev/null || true; } | wc -l
+    { "${TS[@]}" -Y "$1" 2>/dev/null || true; } | wc -l
 }
 nreq=$(count iwarp_mpa.req)
 nrep=$(count iwarp_mpa.rep)
 nddp=$(count iwarp_ddp_rdmap)
 nbad=$(count '_ws.malformed || iwarp_mpa.bad_length')
 say "tshark: $(count frame) frames, MPA Requests $nreq, Replies $nrep, DDP/RDMAP $nddp, malformed $nbad"
-tshark -r "$PCAP" -Y 'iwarp_mpa || iwarp_ddp_rdmap' 2>/dev/null | sed -n 1,8p | tee -a "$SUM"
+"${TS[@]}" -Y 'iwarp_mpa || iwarp_ddp_rdmap' 2>/dev/null | sed -n 1,8p | tee -a "$SUM"
 check "tshark decodes iwarp_mpa Request/Reply and DDP/RDMAP" "$([ "$nreq" -ge 5 ] && [ "$nreq" -lt 999999 ] && [ "$nrep" -ge 5 ] && [ "$nddp" -ge 10 ]; echo $?)"
 check "no malformed frame in the capture" "$([ "$nbad" = 0 ]; echo $?)"
 

@@ -140,7 +140,7 @@ declare -A cap_of  # test port -> capture file
 # port "PORT HANDSHAKE_FRAMES FPDU_FRAMES MALFORMED BAD_CRC". tshark 4.0 shows a checked
 # CRC as iwarp_mpa.crc_check with the text "(Good CRC32)" or "(Bad CRC32, should be ...)".
 analyze_capture() {
-  local f=$1 ts=(tshark --disable-protocol rpcordma -r "$1")
+  local f=$1 ts=(tshark --disable-protocol rpcordma -o tcp.try_heuristic_first:TRUE -r "$1")
   "${ts[@]}" -Y iwarp_mpa -T fields -E occurrence=a -e frame.number -e tcp.srcport \
     -e tcp.dstport -e iwarp_mpa.key.req -e iwarp_mpa.key.rep -e iwarp_mpa.ulpdulength \
     >"$f.frames" 2>/dev/null
