@@ -123,13 +123,25 @@ rc=0
 grep '^got' "$OUT/probe-initiator-crc.txt" | sed 's/^/(--crc) /' | tee -a "$SUM"
 check "host MPA v2 Request with C=1 -> siw answers C=1" "$([ "$rc" = 0 ] && grep -q '^got.* C=1 R=0' "$OUT/probe-initiator-crc.txt"; echo $?)"
 "$SIW" kill "$SRV" "$sid"
-# a whole RDMAP Send exchange from the host: rdma_server (rdmacm-utils) answers one Send with one Send
-sid=$("$SIW" exec -d "$SRV" "exec timeout 60 rdma_server -s $SRV_IP -p 7471")
-wait_listen "$SRV" 7471 || true
-rc=0
-"$SIW" host python3 "$HARNESS_DIR/probes/mpa_initiator.py" "$SRV_IP" 7471 --ird 128 --ord 128 \
-    --send 000102030405060708090a0b0c0d0e0f > "$OUT/probe-initiator-send.txt" 2>&1 || rc=$?
-"$SIW" wait -t 30 "$SRV" "$sid" > "$OUT/probe-initiator-send.guest.txt" 2>&1 || rc=$((rc + 100))
+# a whole RDMAP Send exchange from the host: rdma_server (rdmacm-utils) answers one Send with one Send.
+# The probe sends its Send right after the MPA Reply, as an esock initiator would, so stock siw's
+# accept race (README) stalls it in 1 run of 3 to 1 of 2: a stall (no answer within the probe's
+# 10 s) is recorded and the exchange runs again on a fresh port, at most five times in all.
+send_exchange() {   # send_exchange PORT: prints the probe's rc (+100 if rdma_server did not end)
+    local sid rc=0
+    sid=$("$SIW" exec -d "$SRV" "exec timeout 60 rdma_server -s $SRV_IP -p $1")
+    wait_listen "$SRV" "$1" || true
+    "$SIW" host python3 "$HARNESS_DIR/probes/mpa_initiator.py" "$SRV_IP" "$1" --ird 128 --ord 128 \
+        --send 000102030405060708090a0b0c0d0e0f > "$OUT/probe-initiator-send.txt" 2>&1 || rc=$?
+    "$SIW" wait -t 30 "$SRV" "$sid" > "$OUT/probe-initiator-send.guest.txt" 2>&1 || rc=$((rc + 100))
+    "$SIW" kill "$SRV" "$sid" > /dev/null 2>&1 || true
+    echo "$rc"
+}
+for port in 7471 7472 7473 7474 7475; do
+    rc=$(send_exchange "$port")
+    grep -q 'TimeoutError' "$OUT/probe-initiator-send.txt" || break
+    say "note: rdma_server on :$port never answered the Send (stock siw accept race, see README)"
+done
 grep -E '^(sent|got) +FPDU|^  ' "$OUT/probe-initiator-send.txt" | sed 's/^/(rdma_server) /' | tee -a "$SUM"
 check "host Send -> siw rdma_server -> Send back (rdma_server: $(tail -1 "$OUT/probe-initiator-send.guest.txt"))" \
     "$([ "$rc" = 0 ] && grep -q 'rdma_server: end 0' "$OUT/probe-initiator-send.guest.txt"; echo $?)"
