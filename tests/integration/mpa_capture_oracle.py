@@ -79,7 +79,8 @@ def fpdu_starts(stream):
             sys.exit(f"FPDU at stream offset {offset} runs past the end of the capture")
         # RFC 5044 section 4.3 takes iSCSI's CRC32c (RFC 3385), whose reflected value goes
         # on the wire least significant octet first.
-        if crc32c(stream[offset:offset + body]) == int.from_bytes(stream[offset + body:end], "little"):
+        crc = int.from_bytes(stream[offset + body:end], "little")
+        if crc32c(stream[offset:offset + body]) == crc:
             good += 1
         starts.append(offset)
         offset = end
@@ -89,8 +90,9 @@ def fpdu_starts(stream):
 def main():
     capture = sys.argv[1]
     per_port = {port: fpdu_starts(stream) for port, stream in streams(capture).items()}
-    segments = tshark("-o", "tcp.relative_sequence_numbers:TRUE", "-r", capture, "-Y", "tcp.len > 0", "-T", "fields",
-                      "-e", "frame.number", "-e", "tcp.srcport", "-e", "tcp.seq", "-e", "tcp.len")
+    segments = tshark("-o", "tcp.relative_sequence_numbers:TRUE", "-r", capture,
+                      "-Y", "tcp.len > 0", "-T", "fields", "-e", "frame.number",
+                      "-e", "tcp.srcport", "-e", "tcp.seq", "-e", "tcp.len")
     short_tail = []
     for line in segments.splitlines():
         frame, port, seq, length = (int(x) for x in line.split("\t"))
@@ -98,8 +100,8 @@ def main():
         begin = seq - 1  # relative sequence numbers: the SYN takes 1
         end = begin + length
         i = bisect.bisect_left(starts, begin)  # first FPDU starting in the segment
-        if i < len(starts) and starts[i] < end and starts[i] > begin and i == bisect.bisect_left(starts, end) - 1 \
-                and end - starts[i] < SMALLEST_FPDU:
+        only_start = i < len(starts) and i == bisect.bisect_left(starts, end) - 1
+        if only_start and begin < starts[i] and end - starts[i] < SMALLEST_FPDU:
             short_tail.append(frame)
     print("fpdus", sum(len(s) for s, _ in per_port.values()))
     print("crc_good", sum(g for _, g in per_port.values()))

@@ -52,7 +52,7 @@ void discard_until_eof(int fd) {
 }
 
 void echo_until_eof(int fd) {
-  std::vector<std::uint8_t> b(1 << 20);
+  std::vector<std::uint8_t> b(2 << 20);
   for (;;) {
     const ssize_t r = ::read(fd, b.data(), b.size());
     if (r < 0) fail("read (echo)");
@@ -61,18 +61,11 @@ void echo_until_eof(int fd) {
   }
 }
 
-// MSGMODE: each read returns one message (up to the buffer), written back as one message.
+// MSGMODE: each read returns one message (the buffer above holds the largest the tests
+// send), and a MSGMODE write sends all of it as one message or fails, so the echo keeps
+// every boundary.
 void echo_messages(int fd) {
-  std::vector<std::uint8_t> b(2 << 20);
-  for (;;) {
-    const ssize_t r = ::read(fd, b.data(), b.size());
-    if (r < 0) fail("read (message echo)");
-    if (r <= 0) break;
-    if (::write(fd, b.data(), static_cast<std::size_t>(r)) != r) {
-      fail("write (message echo)");
-      break;
-    }
-  }
+  echo_until_eof(fd);
   ::close(fd);
   --active;
 }
@@ -124,8 +117,6 @@ void serve(int fd) {
   --active;
 }
 
-}  // namespace
-
 void accept_loop(int l, void (*handler)(int)) {
   for (;;) {
     const int c = ::accept(l, nullptr, nullptr);
@@ -137,6 +128,8 @@ void accept_loop(int l, void (*handler)(int)) {
     std::thread(handler, c).detach();
   }
 }
+
+}  // namespace
 
 int main() {
   std::uint16_t port = 0, msgport = 0;
