@@ -15,7 +15,7 @@
 
 #include "ddp/cq.h"
 #include "ddp/qp.h"
-#include "esock/soft/context.h"
+#include "esock/rnic/context.h"
 #include "mpa/negotiator.h"
 
 namespace esock::tools {
@@ -61,7 +61,7 @@ class Transport {
   static std::unique_ptr<Transport> create(const ConnArgs& a, std::string* why);
   virtual ~Transport() = default;
 
-  soft::Context& ctx() { return ctx_; }
+  rnic::Context& ctx() { return ctx_; }
   // TCP connect and MPA as the initiator (cfg.initiator is set here); null with *why,
   // which names a refused TCP connection "refused" and an MPA reject "rejected".
   virtual std::unique_ptr<Conn> connect(const std::string& host, std::uint16_t port,
@@ -75,7 +75,7 @@ class Transport {
   virtual std::string describe() const = 0;
 
  protected:
-  soft::Context ctx_;
+  rnic::Context ctx_;
 };
 
 }  // namespace esock::tools

@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   // Declared first, destroyed last: connections go before the transport that carries them.
   auto tr = Transport::create(a.conn, &why);
   if (!tr) return fail(why.c_str());
-  soft::Context& ctx = tr->ctx();
+  rnic::Context& ctx = tr->ctx();
   std::unique_ptr<Conn> comm_ep, data;
   if (!p.client) {
     if (!tr->listen(a.bind, a.port, &why)) return fail(("listen: " + why).c_str());

@@ -94,7 +94,7 @@ struct Buffers {
   std::vector<std::uint8_t> start;  // client only: the source the server Reads
   ddp::stag_t recv_key = 0, send_key = 0, rdma_key = 0, start_key = 0;
 
-  Buffers(soft::Context& ctx, std::size_t size, bool client) : rdma(size, 0) {
+  Buffers(rnic::Context& ctx, std::size_t size, bool client) : rdma(size, 0) {
     const std::uint32_t rw =
         ddp::access_local_write | ddp::access_remote_read | ddp::access_remote_write;
     recv_key = ctx.reg_mr(recv_info, info_len, ddp::access_local_write);

@@ -54,7 +54,7 @@ PingpongDest parse_dest(std::span<const std::uint8_t, pingpong_dest_len> in) {
   return d;
 }
 
-CommChannel::CommChannel(soft::Context& ctx, Conn& ep, bool client, int timeout_ms)
+CommChannel::CommChannel(rnic::Context& ctx, Conn& ep, bool client, int timeout_ms)
     : ep_(ep), client_(client), timeout_ms_(timeout_ms) {
   tx_key_ = ctx.reg_mr(tx_.data(), tx_.size(), 0);
   rx_key_ = ctx.reg_mr(rx_.data(), rx_.size(), ddp::access_local_write);

@@ -33,7 +33,7 @@ struct BwReport {
 
 class CommChannel {
  public:
-  CommChannel(soft::Context& ctx, Conn& ep, bool client, int timeout_ms);
+  CommChannel(rnic::Context& ctx, Conn& ep, bool client, int timeout_ms);
   // ctx_xchg_data: the client sends then receives, the server receives then sends.
   // last: the peer closes after this exchange (ctx_close_connection's handshake), so the
   // server's answer may complete as flushed by that close (wait_last_send_ok).

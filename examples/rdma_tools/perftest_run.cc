@@ -72,7 +72,7 @@ const char* to_string(Verb v) {
   return v == Verb::send ? "send" : v == Verb::write ? "write" : "read";
 }
 
-Resources::Resources(soft::Context& ctx, const TestParams& p)
+Resources::Resources(rnic::Context& ctx, const TestParams& p)
     : half_(2 * std::max<std::size_t>(p.size, cycle_buffer)) {
   buf_.assign(2 * half_, 0);
   key_ = ctx.reg_mr(buf_.data(), buf_.size(),

@@ -30,7 +30,7 @@ struct TestParams {
 // for Send BW the credit words (perftest's ctrl_buf: [0] our count, [1] the peer's).
 class Resources {
  public:
-  Resources(soft::Context& ctx, const TestParams& p);
+  Resources(rnic::Context& ctx, const TestParams& p);
   std::uint8_t* local() { return buf_.data(); }
   std::uint8_t* target() { return buf_.data() + half_; }
   ddp::stag_t key() const { return key_; }

@@ -20,14 +20,14 @@ Duration seconds(double s) {
 
 }  // namespace
 
-bool Region::alloc(soft::Context& ctx, std::size_t len) {
+bool Region::alloc(rnic::Context& ctx, std::size_t len) {
   mem.assign(std::max<std::size_t>(len, 1), 0);
   stag = ctx.reg_mr(mem.data(), mem.size(),
                     ddp::access_local_write | ddp::access_remote_read | ddp::access_remote_write);
   return stag != 0;
 }
 
-bool RecvRing::init(soft::Context& ctx, std::size_t nbuf, std::uint32_t buf_len,
+bool RecvRing::init(rnic::Context& ctx, std::size_t nbuf, std::uint32_t buf_len,
                     std::uint64_t total) {
   nbuf_ = std::max<std::size_t>(nbuf, 1);
   buf_len_ = buf_len;

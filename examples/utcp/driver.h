@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ctl.h"
-#include "esock/soft/context.h"
+#include "esock/rnic/context.h"
 #include "esock/utcp/endpoint.h"
 #include "loop.h"
 #include "options.h"
@@ -26,7 +26,7 @@ namespace esock::utcp::tool {
 struct Region {
   std::vector<std::uint8_t> mem;
   ddp::stag_t stag = 0;
-  bool alloc(soft::Context& ctx, std::size_t len);
+  bool alloc(rnic::Context& ctx, std::size_t len);
   ddp::Sge sge(std::uint64_t off, std::uint32_t len) {
     return ddp::Sge{mem.data() + off, len, stag};
   }
@@ -40,7 +40,7 @@ struct Region {
 // in buffer k mod nbuf; consuming k reposts that buffer for k + nbuf.
 class RecvRing {
  public:
-  bool init(soft::Context& ctx, std::size_t nbuf, std::uint32_t buf_len, std::uint64_t total);
+  bool init(rnic::Context& ctx, std::size_t nbuf, std::uint32_t buf_len, std::uint64_t total);
   int post_initial(Endpoint& ep);
   int repost(Endpoint& ep, std::uint64_t k);
   bytes_view message(std::uint64_t k, std::uint32_t len) const {
@@ -112,7 +112,7 @@ class Driver {
   std::uint64_t region_len_ = 0;  // slots_ * size
   std::uint64_t n_data_rx_ = 0;   // ring messages before the peer's DONE
 
-  soft::Context ctx_;
+  rnic::Context ctx_;
   Region local_;   // what we Send / Write from (pattern with --verify)
   Region target_;  // what the peer Writes into or Reads from / where our Reads land
   Region ctl_;     // control: rx buffer for message 0, then ctl_slots tx slots

@@ -1,4 +1,4 @@
-// Two soft::Connection engines joined by an in-memory byte pipe that cuts the stream at
+// Two rnic::Connection engines joined by an in-memory byte pipe that cuts the stream at
 // seeded random points: MPA negotiation, framing and DDP/RDMAP exchanges end to end, every
 // byte verified, across MPA revisions, markers, CRC and peer-to-peer RTR modes.
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
-#include "esock/soft/connection.h"
+#include "esock/rnic/connection.h"
 
-namespace esock::soft {
+namespace esock::rnic {
 namespace {
 
 struct Mode {
@@ -238,4 +238,4 @@ std::vector<Mode> all_modes() {
 INSTANTIATE_TEST_SUITE_P(AllModes, PipeTest, testing::ValuesIn(all_modes()), mode_name);
 
 }  // namespace
-}  // namespace esock::soft
+}  // namespace esock::rnic

@@ -1,8 +1,8 @@
-// The kernel-socket transport uses the software RNIC's context (soft/context.h).
+// The kernel-socket transport uses the software RNIC's context (rnic/context.h).
 #pragma once
 
-#include "esock/soft/context.h"
+#include "esock/rnic/context.h"
 
 namespace esock::ksock {
-using Context = soft::Context;
+using Context = rnic::Context;
 }  // namespace esock::ksock

@@ -15,8 +15,8 @@ namespace esock::ksock {
 
 namespace {
 
-soft::ConnectionConfig connection_config(Context& ctx, Options& opts, int fd) {
-  soft::ConnectionConfig cfg;
+rnic::ConnectionConfig connection_config(Context& ctx, Options& opts, int fd) {
+  rnic::ConnectionConfig cfg;
   cfg.mpa = opts.mpa;
   cfg.qp = opts.qp;
   cfg.qp.pd = ctx.pd();
@@ -76,7 +76,7 @@ std::unique_ptr<Endpoint> Endpoint::accept_fd(Context& ctx, int fd, Options opts
 
 bool Endpoint::negotiate(int timeout_ms, std::string* why) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (conn_.state() == soft::Connection::State::negotiating) {
+  while (conn_.state() == rnic::Connection::State::negotiating) {
     if (eof_) {
       *why = "peer closed the connection during MPA negotiation";
       return false;
@@ -88,7 +88,7 @@ bool Endpoint::negotiate(int timeout_ms, std::string* why) {
     }
     progress(left);
   }
-  if (conn_.state() != soft::Connection::State::established) {
+  if (conn_.state() != rnic::Connection::State::established) {
     flush();  // a responder's Reject still goes out (RFC 5044 section 7.1)
     *why = conn_.error();
     return false;
@@ -97,7 +97,7 @@ bool Endpoint::negotiate(int timeout_ms, std::string* why) {
 }
 
 bool Endpoint::alive() const {
-  return !eof_ && conn_.state() == soft::Connection::State::established;
+  return !eof_ && conn_.state() == rnic::Connection::State::established;
 }
 
 int Endpoint::post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg, bool solicited,

@@ -11,7 +11,7 @@
 #include "ddp/cq.h"
 #include "ddp/qp.h"
 #include "esock/ksock/context.h"
-#include "esock/soft/connection.h"
+#include "esock/rnic/connection.h"
 #include "mpa/negotiator.h"
 
 namespace esock::ksock {
@@ -58,7 +58,7 @@ class Endpoint {
 
   int fd() const { return fd_; }
   const mpa::Negotiated& negotiated() const { return conn_.negotiated(); }
-  soft::Connection& connection() { return conn_; }
+  rnic::Connection& connection() { return conn_; }
   const std::string& error() const { return conn_.error(); }
   bool alive() const;
 
@@ -72,7 +72,7 @@ class Endpoint {
   int fd_;
   bool eof_ = false;
   ddp::CompletionQueue send_cq_, recv_cq_;
-  soft::Connection conn_;
+  rnic::Connection conn_;
 };
 
 class Listener {

@@ -4,15 +4,15 @@
 #include <cerrno>
 #include <utility>
 
-#include "esock/soft/llp_errors.h"
-#include "esock/soft/rdmap_start.h"
+#include "esock/rnic/llp_errors.h"
+#include "esock/rnic/rdmap_start.h"
 #include "esock/utcp/tx_pool.h"
 
 namespace esock::utcp {
 
 namespace {
 
-ddp::QpConfig qp_config(soft::Context& ctx, ddp::QpConfig q) {
+ddp::QpConfig qp_config(rnic::Context& ctx, ddp::QpConfig q) {
   q.pd = ctx.pd();
   return q;
 }
@@ -24,7 +24,7 @@ mpa::Config mpa_config(mpa::Config m, bool initiator) {
 
 }  // namespace
 
-Endpoint::Endpoint(tcp::Stack& stack, tcp::Connection* conn, soft::Context& ctx, Options opts,
+Endpoint::Endpoint(tcp::Stack& stack, tcp::Connection* conn, rnic::Context& ctx, Options opts,
                    bool initiator)
     : stack_(stack),
       conn_(conn),
@@ -41,7 +41,7 @@ Endpoint::Endpoint(tcp::Stack& stack, tcp::Connection* conn, soft::Context& ctx,
   conn_->set_user(this);
 }
 
-std::unique_ptr<Endpoint> Endpoint::connect(tcp::Stack& stack, soft::Context& ctx,
+std::unique_ptr<Endpoint> Endpoint::connect(tcp::Stack& stack, rnic::Context& ctx,
                                             tcp::Ipv4Addr dst, std::uint16_t port, Options opts,
                                             int* err) {
   tcp::Connection* c = stack.connect(dst, port, err);
@@ -52,7 +52,7 @@ std::unique_ptr<Endpoint> Endpoint::connect(tcp::Stack& stack, soft::Context& ct
 }
 
 std::unique_ptr<Endpoint> Endpoint::accept(tcp::Stack& stack, tcp::Connection* conn,
-                                           soft::Context& ctx, Options opts) {
+                                           rnic::Context& ctx, Options opts) {
   if (conn == nullptr) return nullptr;
   conn->set_nodelay(true);
   std::unique_ptr<Endpoint> ep(new Endpoint(stack, conn, ctx, std::move(opts), false));
@@ -92,7 +92,7 @@ void Endpoint::established() {
   framer_.emplace(n.markers_tx, n.crc);
   // RFC 5044 section 4.1: ULPDU_Length is 16 bits, so no FPDU carries more than 65535.
   deframer_.emplace(n.markers_rx, n.crc, 65535);
-  hold_tx_until_rx_ = soft::start_rdmap(n, opts_.mpa.initiator, qp_);
+  hold_tx_until_rx_ = rnic::start_rdmap(n, opts_.mpa.initiator, qp_);
   rx_pos_ = 0;
   rx_stream_started_ = true;
   state_ = State::established;
@@ -104,7 +104,7 @@ void Endpoint::on_closed(tcp::CloseReason r) {
     qp_.llp_closed();
     state_ = State::closed;
   } else {
-    qp_.llp_error(soft::llp_connection_lost());
+    qp_.llp_error(rnic::llp_connection_lost());
     fail(std::string("TCP connection ") + tcp::to_string(r));
   }
   work_ = true;

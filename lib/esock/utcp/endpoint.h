@@ -32,7 +32,7 @@
 
 #include "ddp/cq.h"
 #include "ddp/qp.h"
-#include "esock/soft/context.h"
+#include "esock/rnic/context.h"
 #include "esock/utcp/placed_fpdus.h"
 #include "mpa/deframer.h"
 #include "mpa/framer.h"
@@ -73,11 +73,11 @@ class Endpoint final : private tcp::TcbUser {
 
   // Active open: TCP connect, then MPA as the initiator once TCP is up. Null with *err set
   // (an errno) when TCP cannot even start.
-  static std::unique_ptr<Endpoint> connect(tcp::Stack& stack, soft::Context& ctx, tcp::Ipv4Addr dst,
+  static std::unique_ptr<Endpoint> connect(tcp::Stack& stack, rnic::Context& ctx, tcp::Ipv4Addr dst,
                                            std::uint16_t port, Options opts, int* err);
   // Passive open on a connection taken from Stack::accept(); MPA as the responder.
   static std::unique_ptr<Endpoint> accept(tcp::Stack& stack, tcp::Connection* conn,
-                                          soft::Context& ctx, Options opts);
+                                          rnic::Context& ctx, Options opts);
   // Releases the TCP connection: orderly if everything sent was ACKed, else reset (the
   // user's registered memory must not be read after the endpoint is gone).
   ~Endpoint() override;
@@ -118,7 +118,7 @@ class Endpoint final : private tcp::TcbUser {
   std::size_t placed_pending() const { return placed_.size(); }
 
  private:
-  Endpoint(tcp::Stack& stack, tcp::Connection* conn, soft::Context& ctx, Options opts,
+  Endpoint(tcp::Stack& stack, tcp::Connection* conn, rnic::Context& ctx, Options opts,
            bool initiator);
   // TcbUser
   void on_established() override;

@@ -4,7 +4,7 @@
 #include <array>
 
 #include "ddp/wire.h"
-#include "esock/soft/llp_errors.h"
+#include "esock/rnic/llp_errors.h"
 #include "esock/utcp/endpoint.h"
 #include "mpa/segment_scan.h"
 
@@ -85,8 +85,8 @@ void Endpoint::deframe(bytes_view in) {
   });
   if (err != mpa::Error::none) {
     // RFC 5044 section 8: fatal to the stream; a Terminate (LLP layer) goes out first.
-    qp_.llp_error(soft::llp_terminate_cause(err));
-    fail(std::string("MPA receive error: ") + soft::mpa_error_name(err));
+    qp_.llp_error(rnic::llp_terminate_cause(err));
+    fail(std::string("MPA receive error: ") + rnic::mpa_error_name(err));
   }
 }
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "esock/sockets/estp_wire.h"
+#include "esock/estp/wire.h"
 
 namespace esock::estp {
 namespace {

@@ -102,7 +102,7 @@ class UtcpPair {
       return reinterpret_cast<std::uint64_t>(mem.data()) + off;
     }
   };
-  static Region region(soft::Context& ctx, std::size_t len, std::uint32_t salt, bool fill) {
+  static Region region(rnic::Context& ctx, std::size_t len, std::uint32_t salt, bool fill) {
     Region r;
     r.mem.assign(len, 0);
     if (fill)
@@ -121,7 +121,7 @@ class UtcpPair {
   // stacks before their devices, the devices before the link and the clock.
   PairConfig cfg_;
   ManualClock clock;
-  soft::Context ctx_a, ctx_b;
+  rnic::Context ctx_a, ctx_b;
   std::unique_ptr<tcp::MemLink> link_;
   std::unique_ptr<tcp::FaultInjector> fa, fb;
   std::unique_ptr<tcp::Stack> a, b;

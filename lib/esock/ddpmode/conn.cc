@@ -1,0 +1,274 @@
+// DDPMODE connection set-up: connect (initiator) and accept (responder) over the configured
+// provider, the ESTP Hello check, and the descriptor handover of docs/sockets.md ("fd model").
+// This file: what both provider kinds share, and the kernel-TCP path (ksock).
+#include "esock/ddpmode/conn.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "esock/process/config.h"
+#include "esock/ddpmode/ops.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+#include "esock/runtime/runtime.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+std::unique_ptr<Provider> load_provider_plugin(const std::string& name, std::string* why);
+
+int errno_fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// Private descriptors live high so they do not take the small numbers applications expect
+// from socket()/accept(); they are close-on-exec.
+int move_high(int fd) {
+  rlimit rl{};
+  int base = 64;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
+    base = static_cast<int>(std::min<rlim_t>(rl.rlim_cur / 2, 1 << 15));
+  int r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, base);
+  if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
+  return r;
+}
+
+namespace {
+
+estp::Params local_params(bool msgmode) {
+  const Config& c = config();
+  return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode};
+}
+
+}  // namespace
+
+mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
+  const Config& c = config();
+  mpa::Config m;
+  m.initiator = initiator;
+  m.revision = c.mpa_revision;
+  m.markers = c.mpa_markers;
+  m.crc = c.mpa_crc;
+  estp::Hello h = estp::hello_of(local_params(msgmode));
+  h.raw = raw;
+  m.private_data = estp::emit_hello(h);
+  // RAWMODE: RFC 6581 peer-to-peer mode, so the initiator's RTR (which the queue pair sends
+  // and absorbs itself) lets the responder's application post the first message; without
+  // it RFC 5044 section 7.1 would hold the responder until the initiator's application sent.
+  m.p2p = raw && m.revision == 2;
+  return m;
+}
+
+int attach(std::unique_ptr<ProviderConn> pc, bool initiator, Socket& s) {
+  const bytes_view pd = pc->negotiated().peer_private_data;
+  const auto hello = estp::parse_hello(pd);
+  // Section 3 of docs/stream-protocol.md: no Hello at all is a refusal; a bad one or a
+  // MSGMODE mismatch makes the connection unusable.
+  if (!hello) return pd.empty() ? ECONNREFUSED : EPROTO;
+  if (hello->msgmode != s.msgmode() || hello->raw != s.rawmode()) return EPROTO;
+  auto c = std::make_unique<Conn>();
+  if (s.rawmode()) {
+    // RAWMODE: no ESTP stream; the application posts its own receives (esock.h).
+    c->raw = std::make_unique<RawQp>(pc->verbs());
+    c->pc = std::move(pc);
+    c->pc->flush();  // the RTR
+    // Nothing is read until the application's first post or poll, so the receives it posts
+    // first are in place before a peer Send can arrive (docs/sockets.md, "Start-up").
+    c->pc->hold_input(true);
+    c->raw_input_held = true;
+    s.conn = std::move(c);
+    return 0;
+  }
+  c->stream = std::make_unique<estp::Stream>(pc->verbs(), local_params(s.msgmode()), *hello);
+  c->pc = std::move(pc);
+  if (const int rc = c->stream->start(initiator); rc != 0) return rc;
+  c->pc->hold_input(false);  // the stream's receives are posted
+  c->pc->flush();
+  s.conn = std::move(c);
+  return 0;
+}
+
+int make_signal(int* sig_a, int* sig_l) {
+  int sp[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return -1;
+  // The smallest send buffer the kernel allows: a few octets fill it (writability signal).
+  const int small = 1;
+  ESOCK_LIBC(setsockopt)(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  *sig_a = move_high(sp[0]);
+  *sig_l = move_high(sp[1]);
+  ESOCK_LIBC(close)(sp[1]);
+  if (*sig_a < 0 || *sig_l < 0) {
+    ESOCK_LIBC(close)(sp[0]);
+    return -1;
+  }
+  return sp[0];
+}
+
+int take_number(int fd, int a) {
+  const int fdflags = ESOCK_LIBC(fcntl)(fd, F_GETFD);
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  if (ESOCK_LIBC(dup3)(a, fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) return -1;
+  if (flflags & O_NONBLOCK) ESOCK_LIBC(fcntl)(fd, F_SETFL, O_NONBLOCK);
+  return 0;
+}
+
+namespace {
+
+// Negotiates MPA over the private TCP descriptor (kernel-TCP providers), checks the peer's
+// Hello and starts the stream engine. 0 or errno (the descriptor is consumed either way).
+int establish(int tcp_fd, bool initiator, Socket& s) {
+  Provider* p = configured_provider();
+  if (p == nullptr) {
+    ESOCK_LIBC(close)(tcp_fd);
+    return EOPNOTSUPP;
+  }
+  int err = 0;
+  std::string why;
+  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()),
+                         config().timeout_ms, &err, &why);
+  if (!pc) {
+    if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
+    return err;
+  }
+  std::lock_guard lk(Runtime::get().mu);
+  return attach(std::move(pc), initiator, s);
+}
+
+// Waits for a non-blocking connect in progress (DDPMODE connect always completes before it
+// returns, docs/sockets.md).
+int finish_tcp_connect(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, config().timeout_ms) <= 0) return ETIMEDOUT;
+  int soerr = 0;
+  socklen_t l = sizeof soerr;
+  ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
+  return soerr;
+}
+
+}  // namespace
+
+Provider* configured_provider() {
+  static Provider* p = []() -> Provider* {
+    const std::string& name = config().provider;
+    if (name == "ksock") return make_ksock_provider().release();
+    std::string why;
+    if (auto q = load_provider_plugin(name, &why)) return q.release();
+    std::fprintf(stderr, "esock: provider '%s' is not available: %s\n", name.c_str(), why.c_str());
+    return nullptr;
+  }();
+  return p;
+}
+
+int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
+  auto s = fd_get(fd);
+  if (!s) return errno_fail(EBADF);
+  switch (s->state()) {
+    case Socket::State::armed:
+      break;
+    case Socket::State::connected:
+      return errno_fail(EISCONN);
+    case Socket::State::listening:
+      return errno_fail(EINVAL);
+    default:
+      return errno_fail(s->error ? s->error : EBADF);
+  }
+  Provider* p = configured_provider();
+  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p->own_stack()) return stack_connect(*p, fd, s, addr, len);
+  if (ESOCK_LIBC(connect)(fd, addr, len) < 0) {
+    if (errno != EINPROGRESS) return -1;
+    if (const int err = finish_tcp_connect(fd); err != 0) return errno_fail(err);
+  }
+  const int priv = move_high(fd);
+  if (priv < 0) return -1;
+  if (const int err = establish(priv, true, *s); err != 0) {
+    s->set_state(Socket::State::failed);
+    s->error = err;
+    return errno_fail(err);
+  }
+  // Handover: the application's number becomes A, keeping its descriptor flags; the TCP
+  // socket lives on only as the provider's private descriptor.
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
+  if (a < 0 || take_number(fd, a) < 0) {
+    const int err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    std::lock_guard lk(Runtime::get().mu);
+    s->conn.reset();
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  std::lock_guard lk(Runtime::get().mu);
+  s->nonblocking = (flflags & O_NONBLOCK) != 0;
+  s->set_state(Socket::State::connected);
+  Runtime::get().add(s);
+  return 0;
+}
+
+int ddp_listen(int fd, int backlog) {
+  auto s = fd_get(fd);
+  if (!s) return errno_fail(EBADF);
+  if (s->state() != Socket::State::armed && s->state() != Socket::State::listening)
+    return errno_fail(EINVAL);
+  Provider* p = configured_provider();
+  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p->own_stack()) return s->lis ? 0 : stack_listen(*p, fd, s, backlog);
+  if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
+  s->set_state(Socket::State::listening);
+  return 0;
+}
+
+int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
+  auto ls = fd_get(fd);
+  if (!ls) return errno_fail(EBADF);
+  if (ls->state() != Socket::State::listening) return errno_fail(EINVAL);
+  if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
+  Provider* p = configured_provider();
+  if (p != nullptr && p->own_stack()) return stack_accept(*ls, addr, len, flags);
+  for (;;) {
+    // The listener stays a kernel socket: blocking, O_NONBLOCK and readiness are its own.
+    const int t = ESOCK_LIBC(accept4)(fd, addr, len, SOCK_CLOEXEC);
+    if (t < 0) return -1;
+    const int priv = move_high(t);
+    ESOCK_LIBC(close)(t);
+    if (priv < 0) return -1;
+    auto s = std::make_shared<Socket>();
+    s->set_msgmode(ls->msgmode());
+    s->set_rawmode(ls->rawmode());
+    // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener.
+    if (establish(priv, false, *s) != 0) {
+      // Never delivered to the application (docs/stream-protocol.md section 3).
+      {
+        std::lock_guard lk(Runtime::get().mu);
+        s->conn.reset();
+      }
+      if (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) return errno_fail(EAGAIN);
+      continue;
+    }
+    const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
+    if (a < 0) return -1;
+    if (!(flags & SOCK_CLOEXEC)) ESOCK_LIBC(fcntl)(a, F_SETFD, 0);
+    if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
+    if (static_cast<unsigned>(a) >= static_cast<unsigned>(max_ddp_fd)) {
+      ESOCK_LIBC(close)(a);
+      return errno_fail(EMFILE);
+    }
+    {
+      std::lock_guard lk(Runtime::get().mu);
+      s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
+      s->set_state(Socket::State::connected);
+      Runtime::get().add(s);
+    }
+    fd_set(a, std::move(s));
+    return a;
+  }
+}
+
+}  // namespace esock::sockets

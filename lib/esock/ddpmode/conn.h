@@ -1,0 +1,35 @@
+// Connection set-up shared by the two provider kinds (ddpmode/conn.cc: kernel TCP,
+// ddpmode/conn_stack.cc: own stack); see docs/sockets.md ("fd model", "Providers").
+#pragma once
+
+#include <sys/socket.h>
+
+#include <memory>
+
+#include "esock/providers/provider.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+int errno_fail(int err);  // sets errno, returns -1
+// Moves a private descriptor to a high close-on-exec number; the new number or -1.
+int move_high(int fd);
+mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
+// After MPA: checks the peer's Hello and starts the stream engine (or RAWMODE) on the
+// socket. 0 or an errno. Under the runtime lock (an own-stack connection is polled by the
+// progress thread from the moment it exists).
+int attach(std::unique_ptr<ProviderConn> pc, bool initiator, Socket& s);
+// The signal socketpair: returns A (to become the application's number) or -1; the Conn
+// keeps L and a private dup of A.
+int make_signal(int* sig_a, int* sig_l);
+// connect's handover: the application's number `fd` becomes A, keeping its descriptor and
+// file status flags. 0 or -1 with errno.
+int take_number(int fd, int a);
+
+// Own-stack providers (conn_stack.cc).
+int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& s, const sockaddr* addr,
+                  socklen_t len);
+int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog);
+int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags);
+
+}  // namespace esock::sockets

@@ -1,0 +1,192 @@
+// DDPMODE connection set-up over an own-stack provider (dpdk, docs/sockets.md "Providers"):
+// the TCP connection lives in the provider's stack, which the progress thread polls, so
+// connect and accept wait on the runtime's condition variable instead of a descriptor. The
+// application's number is handed over exactly as with kernel TCP (the "fd model"); the
+// kernel socket it was stays behind as the holder of SO_*/TCP_* options.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "esock/process/config.h"
+#include "esock/ddpmode/conn.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+
+void debug(const char* what, const std::string& why) {
+  if (config().debug) std::fprintf(stderr, "esock: %s: %s\n", what, why.c_str());
+}
+
+// Runs the progress thread until TCP and MPA are done or the deadline (ESOCK_TIMEOUT_MS)
+// passes: 0, or an errno.
+int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc, Runtime::Clock::time_point end) {
+  int st;
+  while ((st = pc.setup_state()) == EINPROGRESS)
+    if (!Runtime::get().wait_until(lk, end)) return ETIMEDOUT;
+  if (st != 0) debug("connection set-up", pc.setup_error());
+  return st;
+}
+
+Runtime::Clock::time_point deadline() {
+  return Runtime::Clock::now() + std::chrono::milliseconds(config().timeout_ms);
+}
+
+// The kernel port number a listener uses: the one bound, else (as listen() on an unbound
+// socket does) an ephemeral one, so getsockname and the stack agree.
+int kernel_port(int fd) {
+  sockaddr_in a{};
+  socklen_t l = sizeof a;
+  if (ESOCK_LIBC(getsockname)(fd, reinterpret_cast<sockaddr*>(&a), &l) < 0) return -1;
+  if (a.sin_family != AF_INET) return errno_fail(EAFNOSUPPORT);
+  if (a.sin_port == 0) {
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (ESOCK_LIBC(bind)(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) return -1;
+    l = sizeof a;
+    if (ESOCK_LIBC(getsockname)(fd, reinterpret_cast<sockaddr*>(&a), &l) < 0) return -1;
+  }
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const sockaddr* addr,
+                  socklen_t len) {
+  Socket& s = *sp;
+  if (addr == nullptr) return errno_fail(EFAULT);
+  if (len < sizeof(sockaddr_in) || addr->sa_family != AF_INET)
+    return errno_fail(addr->sa_family == AF_INET ? EINVAL : EAFNOSUPPORT);
+  sockaddr_in dst;
+  std::memcpy(&dst, addr, sizeof dst);
+  Runtime& rt = Runtime::get();
+  std::unique_lock lk(rt.mu);
+  std::string why;
+  int err = rt.use_stack(p, &why);
+  std::unique_ptr<ProviderConn> pc;
+  if (err == 0) pc = p.connect(dst, mpa_config(true, s.msgmode(), s.rawmode()), &err, &why);
+  if (!pc) {
+    debug("connect", why);
+    return errno_fail(err);  // nothing happened yet: the socket may try again
+  }
+  pc->hold_input(true);  // until attach() posted the stream's receives
+  err = settle(lk, *pc, deadline());
+  if (err == 0) err = attach(std::move(pc), true, s);
+  if (err != 0) {
+    s.conn.reset();
+    s.set_state(Socket::State::failed);
+    s.error = err;
+    return errno_fail(err);
+  }
+  // Handover: the kernel socket moves to a private number (options), A takes fd.
+  Conn& c = *s.conn;
+  c.opt_fd = move_high(fd);
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  const int a = make_signal(&c.sig_a, &c.sig_l);
+  if (c.opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
+    err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    s.conn.reset();
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  s.nonblocking = (flflags & O_NONBLOCK) != 0;
+  s.set_state(Socket::State::connected);
+  rt.add(sp);
+  return 0;
+}
+
+int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
+  const int port = kernel_port(fd);
+  if (port < 0) return -1;
+  Runtime& rt = Runtime::get();
+  std::unique_lock lk(rt.mu);
+  std::string why;
+  int err = rt.use_stack(p, &why);
+  auto l = std::make_unique<StackListen>();
+  if (err == 0) l->pl = p.listen(static_cast<std::uint16_t>(port), backlog, &err, &why);
+  if (!l->pl) {
+    debug("listen", why);
+    return errno_fail(err);
+  }
+  l->opt_fd = move_high(fd);
+  const int a = make_signal(&l->sig_a, &l->sig_l);
+  if (l->opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
+    err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  s->nonblocking = (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) != 0;
+  s->lis = std::move(l);
+  s->set_state(Socket::State::listening);
+  rt.add(s);
+  return 0;
+}
+
+int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
+  Runtime& rt = Runtime::get();
+  std::unique_lock lk(rt.mu);
+  for (;;) {
+    if (ls.state() != Socket::State::listening) return errno_fail(EBADF);  // closed meanwhile
+    if (ls.orphaned || !ls.lis) return errno_fail(EOPNOTSUPP);             // a fork child's copy
+    auto pc = ls.lis->pl->accept(mpa_config(false, ls.msgmode(), ls.rawmode()));
+    if (!pc) {
+      if (ls.nonblocking) return errno_fail(EAGAIN);
+      rt.wait(lk);
+      continue;
+    }
+    pc->hold_input(true);
+    auto s = std::make_shared<Socket>();
+    s->set_msgmode(ls.msgmode());
+    s->set_rawmode(ls.rawmode());
+    // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener; a
+    // connection that fails it is never delivered (docs/stream-protocol.md section 3).
+    sockaddr_in peer{};
+    socklen_t plen = sizeof peer;
+    int err = settle(lk, *pc, deadline());
+    if (err == 0) pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen);
+    if (err == 0) err = attach(std::move(pc), false, *s);
+    if (err != 0) {
+      s->conn.reset();
+      if (ls.nonblocking) return errno_fail(EAGAIN);
+      continue;
+    }
+    Conn& c = *s->conn;
+    c.opt_fd = ESOCK_LIBC(socket)(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c.opt_fd >= 0) {
+      const int high = move_high(c.opt_fd);
+      ESOCK_LIBC(close)(c.opt_fd);
+      c.opt_fd = high;
+    }
+    const int a = make_signal(&c.sig_a, &c.sig_l);
+    if (a < 0 || c.opt_fd < 0) {
+      err = errno;
+      if (a >= 0) ESOCK_LIBC(close)(a);
+      s->conn.reset();
+      return errno_fail(err);
+    }
+    if (!(flags & SOCK_CLOEXEC)) ESOCK_LIBC(fcntl)(a, F_SETFD, 0);
+    if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
+    if (static_cast<unsigned>(a) >= static_cast<unsigned>(max_ddp_fd)) {
+      ESOCK_LIBC(close)(a);
+      s->conn.reset();
+      return errno_fail(EMFILE);
+    }
+    if (addr != nullptr && len != nullptr) copy_sockaddr(peer, addr, len);
+    s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
+    s->set_state(Socket::State::connected);
+    rt.add(s);
+    fd_set(a, std::move(s));
+    return a;
+  }
+}
+
+}  // namespace esock::sockets

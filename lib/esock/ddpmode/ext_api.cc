@@ -1,0 +1,194 @@
+#include "esock/ddpmode/ext_api.h"
+
+#include <fcntl.h>
+
+#include <array>
+#include <cerrno>
+#include <mutex>
+#include <vector>
+
+#include "esock/esock.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+#include "esock/rawmode/raw_qp.h"
+#include "esock/runtime/runtime.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+namespace {
+
+static_assert(ESOCK_ACCESS_LOCAL_WRITE == ddp::access_local_write &&
+              ESOCK_ACCESS_REMOTE_READ == ddp::access_remote_read &&
+              ESOCK_ACCESS_REMOTE_WRITE == ddp::access_remote_write);
+static_assert(ESOCK_MAX_SGE == ddp::max_sge);
+
+int fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// The socket behind fd, or null with *err: EBADF for a closed number, ENOTSOCK for any
+// descriptor that is not DDPMODE.
+std::shared_ptr<Socket> lookup(int fd, int* err) {
+  auto s = fd_get(fd);
+  if (!s) *err = ESOCK_LIBC(fcntl)(fd, F_GETFD) < 0 ? EBADF : ENOTSOCK;
+  return s;
+}
+
+// Under the runtime lock: why this connected socket cannot be used by the API, or 0.
+int usable(const Socket& s, bool need_raw) {
+  if (s.orphaned) return ENOTCONN;
+  switch (s.state()) {
+    case Socket::State::connected:
+      break;
+    case Socket::State::closed:
+      return EBADF;
+    case Socket::State::failed:
+      return s.error != 0 ? s.error : ENOTCONN;
+    default:
+      return ENOTCONN;
+  }
+  if (!s.conn || !s.conn->pc) return ENOTCONN;
+  if (need_raw && !s.conn->raw) return EOPNOTSUPP;
+  return 0;
+}
+
+// Runs f(raw) for a usable RAWMODE socket under the runtime lock, then lets the runtime
+// flush and update the readiness signal; returns f's errno-style result as -1/errno.
+// The first work request or poll starts reading the connection (docs/sockets.md).
+void start_input(Runtime& rt, Conn& c) {
+  if (!c.raw_input_held) return;
+  c.raw_input_held = false;
+  c.pc->hold_input(false);
+  rt.wake();
+}
+
+template <typename F>
+int with_raw(int fd, F&& f, bool starts_input = false) {
+  int err = 0;
+  auto s = lookup(fd, &err);
+  if (!s) return fail(err);
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  if ((err = usable(*s, true)) != 0) return fail(err);
+  const int r = f(*s->conn->raw);
+  if (starts_input) start_input(rt, *s->conn);
+  rt.after_op(*s);
+  return r < 0 ? fail(-r) : r;
+}
+
+int wc_status(ddp::Status st) {
+  switch (st) {
+    case ddp::Status::success:
+      return ESOCK_WC_SUCCESS;
+    case ddp::Status::local_length_error:
+      return ESOCK_WC_LOC_LEN_ERR;
+    case ddp::Status::local_protection_error:
+      return ESOCK_WC_LOC_PROT_ERR;
+    case ddp::Status::local_qp_operation_error:
+      return ESOCK_WC_LOC_QP_OP_ERR;
+    case ddp::Status::remote_access_error:
+      return ESOCK_WC_REM_ACCESS_ERR;
+    case ddp::Status::remote_operation_error:
+      return ESOCK_WC_REM_OP_ERR;
+    case ddp::Status::remote_invalid_request_error:
+      return ESOCK_WC_REM_INV_REQ_ERR;
+    case ddp::Status::flushed:
+      return ESOCK_WC_WR_FLUSH_ERR;
+    case ddp::Status::general_error:
+      break;
+  }
+  return ESOCK_WC_GENERAL_ERR;
+}
+
+int wc_opcode(ddp::Opcode op) {
+  switch (op) {
+    case ddp::Opcode::send:
+      return ESOCK_WC_SEND;
+    case ddp::Opcode::recv:
+      return ESOCK_WC_RECV;
+    case ddp::Opcode::write:
+      return ESOCK_WC_WRITE;
+    case ddp::Opcode::read:
+      break;
+  }
+  return ESOCK_WC_READ;
+}
+
+}  // namespace
+
+std::uint32_t ext_reg_mr(int fd, void* addr, std::size_t len, int access) {
+  ddp::stag_t stag = 0;
+  const int r = with_raw(fd, [&](RawQp& q) { return -q.reg_mr(addr, len, access, &stag); });
+  return r < 0 ? 0 : stag;
+}
+
+int ext_dereg_mr(int fd, std::uint32_t stag) {
+  return with_raw(fd, [&](RawQp& q) { return -q.dereg_mr(stag); });
+}
+
+int ext_post(int fd, RawOp op, std::uint64_t wr_id, const esock_sge* sg, int num_sge,
+             std::uint32_t rkey, std::uint64_t remote_addr) {
+  if (num_sge < 0 || num_sge > ESOCK_MAX_SGE || (num_sge > 0 && sg == nullptr)) return fail(EINVAL);
+  std::array<RawSge, ESOCK_MAX_SGE> list{};
+  for (int i = 0; i < num_sge; ++i)
+    list[static_cast<std::size_t>(i)] = RawSge{sg[i].addr, sg[i].length, sg[i].lkey};
+  const std::span<const RawSge> l(list.data(), static_cast<std::size_t>(num_sge));
+  return with_raw(
+      fd, [&](RawQp& q) { return -q.post(op, wr_id, l, rkey, remote_addr); }, true);
+}
+
+int ext_poll_cq(int fd, esock_wc* wc, int max) {
+  if (max < 0 || (max > 0 && wc == nullptr)) return fail(EINVAL);
+  std::vector<ddp::Completion> got(static_cast<std::size_t>(max));
+  int n = 0;
+  int err = 0;
+  auto s = lookup(fd, &err);
+  if (!s) return fail(err);
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  if ((err = usable(*s, true)) != 0) return fail(err);
+  RawQp& q = *s->conn->raw;
+  start_input(rt, *s->conn);
+  rt.after_op(*s);  // completions of what the caller's thread just moved
+  n = static_cast<int>(q.take(got));
+  rt.after_op(*s);  // the signal follows the buffer
+  if (n == 0 && max > 0 && q.error() != 0) return fail(q.error());
+  for (int i = 0; i < n; ++i) {
+    const ddp::Completion& c = got[static_cast<std::size_t>(i)];
+    wc[i] = esock_wc{c.wr_id, wc_opcode(c.opcode), wc_status(c.status), c.byte_len};
+  }
+  return n;
+}
+
+int ext_comp_fd(int fd) {
+  // Asking for the descriptor to wait on means the application is ready: input starts.
+  return with_raw(
+      fd, [&](RawQp&) { return fd; }, true);
+}
+
+int ext_query_mpa(int fd, esock_mpa_info* info) {
+  int err = 0;
+  auto s = lookup(fd, &err);
+  if (!s) return fail(err);
+  if (info == nullptr) return fail(EFAULT);
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  if ((err = usable(*s, false)) != 0) return fail(err);
+  const mpa::Negotiated& n = s->conn->pc->negotiated();
+  info->revision = n.revision;
+  info->markers_tx = n.markers_tx;
+  info->markers_rx = n.markers_rx;
+  info->crc = n.crc;
+  info->ird = n.ird;
+  info->ord = n.ord;
+  info->p2p = n.p2p;
+  info->rtr = static_cast<std::uint8_t>(n.rtr == mpa::Rtr::send    ? ESOCK_RTR_SEND
+                                        : n.rtr == mpa::Rtr::write ? ESOCK_RTR_WRITE
+                                        : n.rtr == mpa::Rtr::read  ? ESOCK_RTR_READ
+                                                                   : ESOCK_RTR_NONE);
+  return 0;
+}
+
+}  // namespace esock::sockets

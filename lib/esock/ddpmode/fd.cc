@@ -1,0 +1,88 @@
+// DDPMODE descriptor bookkeeping: close/dup follow the numbers, fcntl flags, names.
+#include <fcntl.h>
+#include <netinet/in.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "esock/ddpmode/ops.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+#include "esock/providers/provider.h"
+#include "esock/runtime/runtime.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+void ddp_closed(int fd) {
+  auto s = fd_take(fd);
+  if (!s || s->fd_refs.fetch_sub(1) != 1) return;
+  // The last number naming this socket went away: the connection closes (FIN, drain).
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  rt.close(s);
+}
+
+void ddp_duplicated(int oldfd, int newfd) {
+  if (auto s = fd_get(oldfd)) {
+    s->fd_refs.fetch_add(1);
+    fd_set(newfd, std::move(s));
+  }
+}
+
+int ddp_fcntl_setfl(int fd, int flags) {
+  const int r = ESOCK_LIBC(fcntl)(fd, F_SETFL, flags);
+  if (r == 0) {
+    if (auto s = fd_get(fd)) {
+      Runtime& rt = Runtime::get();
+      std::lock_guard lk(rt.mu);
+      s->nonblocking = (flags & O_NONBLOCK) != 0;
+      rt.after_op(*s);
+    }
+  }
+  return r;
+}
+
+int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
+  // A connected socket's names are its connection's (the private TCP descriptor's, or the
+  // provider stack's); an own-stack listener's is the stack's address and port.
+  int tcp = fd;
+  if (auto s = fd_get(fd)) {
+    std::lock_guard lk(Runtime::get().mu);
+    if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
+      return s->conn->pc->name(peer, addr, len);
+    if (s->lis && !peer) return copy_sockaddr(s->lis->pl->local(), addr, len);
+    if (s->orphaned || s->lis) tcp = -1;
+  }
+  if (tcp < 0) {
+    errno = ENOTCONN;
+    return -1;
+  }
+  return peer ? ESOCK_LIBC(getpeername)(tcp, addr, len) : ESOCK_LIBC(getsockname)(tcp, addr, len);
+}
+
+int ddp_option_fd(int fd) {
+  if (auto s = fd_get(fd)) {
+    std::lock_guard lk(Runtime::get().mu);
+    if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
+      return s->conn->pc->option_fd() >= 0 ? s->conn->pc->option_fd() : s->conn->opt_fd;
+    if (s->lis) return s->lis->opt_fd;
+  }
+  return fd;
+}
+
+int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
+  // An own-stack provider's addresses are not the kernel's: the kernel socket binds the
+  // port on all addresses instead (reserving it, and choosing one for port 0), and the
+  // stack listens on that port (docs/sockets.md, "Providers").
+  Provider* p = configured_provider();
+  if (p == nullptr || !p->own_stack() || addr == nullptr || len < sizeof(sockaddr_in) ||
+      addr->sa_family != AF_INET)
+    return ESOCK_LIBC(bind)(fd, addr, len);
+  sockaddr_in a;
+  std::memcpy(&a, addr, sizeof a);
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  return ESOCK_LIBC(bind)(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+}
+
+}  // namespace esock::sockets

@@ -1,0 +1,219 @@
+// DDPMODE data calls: byte-stream (or MSGMODE) reads and writes on the ESTP engine, blocking
+// and non-blocking, with rendezvous for large blocking writes and zero-copy pulls for
+// blocking reads (docs/sockets.md, docs/stream-protocol.md).
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "esock/process/config.h"
+#include "esock/ddpmode/ops.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/runtime/runtime.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+namespace {
+
+constexpr std::size_t max_rndv_chunk = std::size_t{1} << 30;
+
+ssize_t fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// Why a data call on this socket cannot run, or 0.
+int unusable(const Socket& s) {
+  if (s.orphaned) return ENOTCONN;  // a fork child's copy
+  switch (s.state()) {
+    case Socket::State::connected:
+      if (s.rawmode()) return EOPNOTSUPP;  // the application drives the queue pair
+      return s.conn ? 0 : ENOTCONN;
+    case Socket::State::closed:
+      return EBADF;  // closed by another thread meanwhile
+    case Socket::State::failed:
+      return s.error != 0 ? s.error : ENOTCONN;
+    default:
+      return ENOTCONN;
+  }
+}
+
+std::size_t total_len(const msghdr* m) {
+  std::size_t t = 0;
+  for (std::size_t i = 0; i < m->msg_iovlen; ++i) t += m->msg_iov[i].iov_len;
+  return t;
+}
+
+ssize_t write_error(int err, int flags) {
+  // As TCP: a write on a stream shut for writing raises SIGPIPE unless MSG_NOSIGNAL.
+  if (err == EPIPE && !(flags & MSG_NOSIGNAL)) ::pthread_kill(::pthread_self(), SIGPIPE);
+  return fail(err);
+}
+
+}  // namespace
+
+ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
+  auto s = fd_get(fd);
+  if (!s) return fail(EBADF);
+  if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
+  Runtime& rt = Runtime::get();
+  std::unique_lock lk(rt.mu);
+  if (const int err = unusable(*s); err != 0) return fail(err);
+  const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
+  const std::size_t total = total_len(msg);
+  const bool msgmode = s->msgmode();
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < msg->msg_iovlen || (msgmode && total == 0 && i == 0); ++i) {
+    const std::size_t ilen = i < msg->msg_iovlen ? msg->msg_iov[i].iov_len : 0;
+    const auto* base = ilen ? static_cast<const std::uint8_t*>(msg->msg_iov[i].iov_base) : nullptr;
+    std::size_t off = 0;
+    do {
+      if (const int err = unusable(*s); err != 0) return done ? ssize_t(done) : fail(err);
+      estp::Stream& st = *s->conn->stream;
+      const std::size_t rest = ilen - off;
+      const std::size_t threshold = config().rndv_threshold;
+      // Rendezvous (section 6.1): blocking writes of at least T octets; the call returns
+      // once the peer pulled them.
+      if (!nonblock && threshold != 0 && rest >= threshold && (!msgmode || msg->msg_iovlen == 1)) {
+        const std::size_t n = msgmode ? rest : std::min(rest, max_rndv_chunk);
+        const int rc = st.start_rndv({base + off, n});
+        if (rc == 0) {
+          rt.after_op(*s);
+          std::optional<std::size_t> pulled;
+          while (!(pulled = st.rndv_finished())) {
+            if (const int err = unusable(*s); err != 0) return done ? ssize_t(done) : fail(err);
+            if (st.error() != 0) break;
+            rt.wait(lk);
+          }
+          if (!pulled) return done ? ssize_t(done) : write_error(st.error(), flags);
+          off += n;  // MSGMODE: a truncating reader pulled less; the message is sent
+          done += n;
+          rt.after_op(*s);
+          continue;
+        }
+        if (rc != EAGAIN) return done ? ssize_t(done) : write_error(rc, flags);
+        rt.wait(lk);
+        continue;
+      }
+      if (msgmode && nonblock && !st.can_write_whole(total - done)) {
+        return done ? ssize_t(done) : fail(EAGAIN);
+      }
+      const bool last = i + 1 >= msg->msg_iovlen;
+      const std::ptrdiff_t r = st.write({base + off, rest}, last);
+      if (r >= 0) {
+        off += static_cast<std::size_t>(r);
+        done += static_cast<std::size_t>(r);
+        rt.after_op(*s);
+        if (rest == 0) break;
+        continue;
+      }
+      if (r != -EAGAIN) return done ? ssize_t(done) : write_error(static_cast<int>(-r), flags);
+      if (nonblock) return done ? ssize_t(done) : fail(EAGAIN);
+      rt.wait(lk);
+    } while (off < ilen);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
+  auto s = fd_get(fd);
+  if (!s) return fail(EBADF);
+  if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
+  if (flags & MSG_OOB) return fail(EINVAL);
+  Runtime& rt = Runtime::get();
+  std::unique_lock lk(rt.mu);
+  if (const int err = unusable(*s); err != 0) return fail(err);
+  const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
+  const bool peek = flags & MSG_PEEK;
+  const bool waitall = (flags & MSG_WAITALL) && !peek && !s->msgmode();
+  msg->msg_flags = 0;
+  std::vector<mut_bytes> dst;
+  for (std::size_t i = 0; i < msg->msg_iovlen; ++i)
+    dst.emplace_back(static_cast<std::uint8_t*>(msg->msg_iov[i].iov_base), msg->msg_iov[i].iov_len);
+  const std::size_t want = total_len(msg);
+  if (want == 0 && !s->msgmode()) return 0;
+  std::size_t got = 0;
+  bool zero_copy = false;
+  for (;;) {
+    if (const int err = unusable(*s); err != 0) return got ? ssize_t(got) : fail(err);
+    estp::Stream& st = *s->conn->stream;
+    if (s->rd_shut) return static_cast<ssize_t>(got);
+    estp::ReadOut r;
+    if (zero_copy) {
+      const auto res = st.pull_result();
+      if (!res) {
+        ++s->readers;
+        rt.wait(lk);
+        --s->readers;
+        continue;
+      }
+      zero_copy = false;
+      r = *res;
+    } else {
+      // Skip what an earlier round of MSG_WAITALL already filled.
+      std::vector<mut_bytes> rest;
+      std::size_t skip = got;
+      for (const mut_bytes& d : dst) {
+        if (skip >= d.size()) {
+          skip -= d.size();
+          continue;
+        }
+        rest.push_back(d.subspan(skip));
+        skip = 0;
+      }
+      r = st.read(rest, peek);
+      if (r.err == EAGAIN && st.pull_needed()) {
+        // Zero-copy into the caller's buffer when it waits anyway; else via the engine.
+        if (!nonblock && !peek && rest.size() == 1 && st.pull(rest.front()) == 0) {
+          zero_copy = true;
+        } else {
+          st.pull_bounce();
+        }
+        rt.after_op(*s);
+        if (nonblock && !zero_copy) return got ? ssize_t(got) : fail(EAGAIN);
+        continue;
+      }
+    }
+    rt.after_op(*s);
+    if (r.err != 0 && r.err != EAGAIN) return got ? ssize_t(got) : fail(r.err);
+    got += r.n;
+    if (r.truncated) msg->msg_flags |= MSG_TRUNC;
+    if (r.eom) msg->msg_flags |= MSG_EOR;
+    const bool eof = r.err == 0 && r.n == 0 && !r.eom;
+    if (r.eom || eof || (got > 0 && (!waitall || got == want))) return static_cast<ssize_t>(got);
+    if (nonblock) return got ? ssize_t(got) : fail(EAGAIN);
+    ++s->readers;
+    rt.wait(lk);
+    --s->readers;
+  }
+}
+
+int ddp_shutdown(int fd, int how) {
+  auto s = fd_get(fd);
+  if (!s) return static_cast<int>(fail(EBADF));
+  if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) return static_cast<int>(fail(EINVAL));
+  Runtime& rt = Runtime::get();
+  std::lock_guard lk(rt.mu);
+  if (s->rawmode() && s->state() == Socket::State::connected && s->conn && !s->orphaned) {
+    // RAWMODE: no new send-side work; TCP FIN once what is queued has left.
+    if (how != SHUT_RD) {
+      s->conn->raw->shut_write();
+      s->conn->raw_fin = true;
+    }
+    if (how != SHUT_WR) s->rd_shut = true;
+    rt.after_op(*s);
+    rt.cv.notify_all();
+    return 0;
+  }
+  if (const int err = unusable(*s); err != 0) return static_cast<int>(fail(err));
+  if (how != SHUT_RD) s->conn->stream->shutdown_write();
+  if (how != SHUT_WR) s->rd_shut = true;  // blocked and later reads return 0
+  rt.after_op(*s);
+  rt.cv.notify_all();
+  return 0;
+}
+
+}  // namespace esock::sockets

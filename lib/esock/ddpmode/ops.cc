@@ -1,0 +1,110 @@
+// DDPMODE entry points behind the shims: option handling and the socket state machine.
+#include "esock/ddpmode/ops.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "esock/esock.h"
+#include "esock/process/config.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+#include "esock/runtime/socket.h"
+
+namespace esock::sockets {
+
+namespace {
+
+int fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// DDPMODE can only be switched on for a TCP stream socket that is neither connected (nor
+// connecting) nor listening: after that the byte stream already belongs to plain TCP.
+int check_can_arm(int fd) {
+  int type = 0, proto = 0;
+  socklen_t l = sizeof type;
+  if (ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0) return errno;
+  l = sizeof proto;
+  if (ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0) return errno;
+  if (type != SOCK_STREAM || proto != IPPROTO_TCP) return EOPNOTSUPP;
+  // The TCP state says whether the stream is still unused (a non-blocking connect in
+  // progress has no peer name yet but is already past the point).
+  tcp_info ti{};
+  l = sizeof ti;
+  if (ESOCK_LIBC(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0) return errno;
+  if (ti.tcpi_state == TCP_LISTEN) return EINVAL;
+  if (ti.tcpi_state == TCP_SYN_SENT) return EALREADY;
+  if (ti.tcpi_state != TCP_CLOSE) return EISCONN;
+  return 0;
+}
+
+}  // namespace
+
+int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
+  if (level != SOL_ESOCK) {
+    // SO_*/TCP_* options apply to the kernel socket behind the descriptor.
+    return ESOCK_LIBC(setsockopt)(ddp_option_fd(fd), level, name, val, len);
+  }
+  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
+    return fail(ENOPROTOOPT);
+  if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
+  int on = 0;
+  std::memcpy(&on, val, sizeof on);
+  auto s = fd_get(fd);
+  if (s) {
+    std::lock_guard lock(s->mu);
+    if (s->state() != Socket::State::armed) return fail(on ? EISCONN : EINVAL);
+    if (!on && name == ESOCK_DDPMODE) return fail(EINVAL);  // one-way switch (docs/sockets.md)
+    // MSGMODE and RAWMODE exclude each other (RAWMODE has no ESTP stream to delimit).
+    if (on && ((name == ESOCK_MSGMODE && s->rawmode()) || (name == ESOCK_RAWMODE && s->msgmode())))
+      return fail(EINVAL);
+    if (name == ESOCK_MSGMODE) s->set_msgmode(on != 0);
+    if (name == ESOCK_RAWMODE) s->set_rawmode(on != 0);
+    return 0;
+  }
+  if (!on) {
+    // Turning off something that is off: accepted when the socket could have been armed.
+    const int err = check_can_arm(fd);
+    return err ? fail(err) : 0;
+  }
+  if (const int err = check_can_arm(fd); err != 0) return fail(err);
+  if (static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd)) return fail(EMFILE);
+  auto sock = std::make_shared<Socket>();
+  if (name == ESOCK_MSGMODE) sock->set_msgmode(true);
+  if (name == ESOCK_RAWMODE) sock->set_rawmode(true);
+  fd_set(fd, std::move(sock));
+  return 0;
+}
+
+void ddp_socket_created(int fd) {
+  if (!config().ddpmode_all || static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd))
+    return;
+  fd_set(fd, std::make_shared<Socket>());
+}
+
+int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
+  auto s = fd_get(fd);
+  if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
+  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
+    return fail(ENOPROTOOPT);
+  if (val == nullptr || len == nullptr || *len < sizeof(int)) return fail(EINVAL);
+  // A descriptor that is not a socket fails the way SOL_SOCKET options would.
+  int type = 0;
+  socklen_t tl = sizeof type;
+  if (!s && ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0) return -1;
+  int on = 0;
+  if (s)
+    on =
+        name == ESOCK_DDPMODE ? 1 : ((name == ESOCK_MSGMODE ? s->msgmode() : s->rawmode()) ? 1 : 0);
+  std::memcpy(val, &on, sizeof on);
+  *len = sizeof on;
+  return 0;
+}
+
+}  // namespace esock::sockets

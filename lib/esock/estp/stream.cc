@@ -1,0 +1,221 @@
+// ESTP engine: set-up, the send side and credit accounting (docs/stream-protocol.md
+// sections 3, 6 and 8). The receive side is in stream_rx.cc.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "esock/estp/stream.h"
+
+namespace esock::estp {
+
+namespace {
+// Send buffers beyond this many are never needed: the copies are handed to the verbs at
+// once and complete when framed, so a few dozen cover a full credit window.
+constexpr std::uint32_t max_send_buffers = 64;
+// A DATA message larger than this gains nothing (FPDUs are MSS-sized anyway).
+constexpr std::size_t max_send_buffer_size = 256 * 1024;
+// Rendezvous offers above this are split by the caller (SRCAVAIL length is 32 bits and
+// one registration stays modest).
+constexpr std::size_t max_rndv = std::size_t{1} << 30;
+}  // namespace
+
+Hello hello_of(const Params& p) {
+  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false};
+}
+
+Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
+    : v_(v), local_(local), peer_(peer), credits_(peer.recv_buffers) {
+  sbuf_size_ = std::min<std::size_t>(peer_.recv_buffer_size, max_send_buffer_size);
+  const std::uint32_t n = std::min(peer_.recv_buffers, max_send_buffers);
+  for (std::uint32_t i = 0; i < n; ++i) sfree_.push_back(n - 1 - i);
+}
+
+Stream::~Stream() {
+  cancel_pull();
+  cancel_rndv();
+  if (rstag_ != 0) v_.dereg_mr(rstag_);
+  if (sstag_ != 0) v_.dereg_mr(sstag_);
+}
+
+int Stream::start(bool initiator) {
+  const std::size_t R = local_.recv_buffers, B = local_.recv_buffer_size;
+  if (R == 0 || B < min_buffer_size || peer_.recv_buffers == 0 ||
+      peer_.recv_buffer_size < min_buffer_size)
+    return EINVAL;
+  rbufs_.assign(R * B, 0);
+  rstag_ = v_.reg_mr(rbufs_.data(), rbufs_.size(), ddp::access_local_write);
+  sbufs_.assign(sfree_.size() * sbuf_size_, 0);
+  sstag_ = v_.reg_mr(sbufs_.data(), sbufs_.size(), ddp::access_local_write);
+  if (rstag_ == 0 || sstag_ == 0) return ENOMEM;
+  for (std::uint32_t i = 0; i < R; ++i) {
+    const ddp::Sge sge{rbufs_.data() + i * B, static_cast<std::uint32_t>(B), rstag_};
+    if (const int rc = v_.post_recv(i, {&sge, 1}); rc != 0) return rc;
+  }
+  granted_total_ = R;
+  // Section 3: the initiator's first FPDU is an ESTP message, so the responder (which
+  // sends nothing before it, RFC 5044 section 7.1) may start talking.
+  if (initiator && !send(Message{.type = Type::credit}, {})) return ENOBUFS;
+  return 0;
+}
+
+void Stream::progress() {
+  ddp::Completion c[32];
+  for (std::size_t n; (n = v_.poll_recv_cq(c)) != 0;)
+    for (std::size_t i = 0; i < n; ++i) on_recv(c[i]);
+  for (std::size_t n; (n = v_.poll_send_cq(c)) != 0;)
+    for (std::size_t i = 0; i < n; ++i) on_send(c[i]);
+  send_due();
+}
+
+void Stream::fail(int err) {
+  if (error_ == 0) error_ = err;
+}
+
+bool Stream::can_send(bool is_fin) const {
+  if (error_ != 0 || sfree_.empty()) return false;
+  // Section 6, last-credit rule: the last credit only carries a grant (or a FIN), so the
+  // peer can always be told about buffers we re-posted.
+  return credits_ >= 2 || (credits_ == 1 && (pending_loud_ + pending_quiet_ > 0 || is_fin));
+}
+
+bool Stream::send(Message m, bytes_view payload) {
+  if (!can_send(m.type == Type::fin)) return false;
+  const std::uint32_t i = sfree_.back();
+  std::uint8_t* p = sbufs_.data() + i * sbuf_size_;
+  m.credits = pending_loud_ + pending_quiet_;
+  if (m.type == Type::data) m.length = static_cast<std::uint32_t>(payload.size());
+  m.payload = payload;
+  const std::size_t n = wire_size(m);
+  if (n > sbuf_size_ || emit_header(m, {p, sbuf_size_}) == 0) return false;
+  if (!payload.empty()) std::memcpy(p + hdr_len, payload.data(), payload.size());
+  const ddp::Sge sge{p, static_cast<std::uint32_t>(n), sstag_};
+  if (v_.post_send(i, {&sge, 1}) != 0) {
+    fail(ECONNRESET);  // the queue pair left RTS: the connection is gone
+    return false;
+  }
+  sfree_.pop_back();
+  granted_total_ += m.credits;
+  pending_loud_ = pending_quiet_ = 0;
+  --credits_;
+  if (m.type == Type::data) ++stats_.data_tx;
+  if (m.type == Type::credit) ++stats_.credit_tx;
+  if (m.type == Type::srcavail) ++stats_.srcavail_tx;
+  return true;
+}
+
+void Stream::on_send(const ddp::Completion& c) {
+  if (c.wr_id == ~std::uint64_t{0}) {  // our RDMA Read (a pull)
+    pull_finished(c.status == ddp::Status::success);
+    return;
+  }
+  if (c.wr_id < sbufs_.size() / sbuf_size_) sfree_.push_back(static_cast<std::uint32_t>(c.wr_id));
+  if (c.status != ddp::Status::success) fail(ECONNRESET);
+}
+
+std::int64_t Stream::peer_credits_estimate() const {
+  return static_cast<std::int64_t>(granted_total_) - static_cast<std::int64_t>(received_total_);
+}
+
+void Stream::send_due() {
+  if (error_ != 0) return;
+  while (!dones_due_.empty()) {
+    const auto [id, len] = dones_due_.front();
+    if (!send(Message{.type = Type::rdmadone, .length = len, .id = id}, {})) return;
+    dones_due_.pop_front();
+  }
+  if (fin_wanted_ && !fin_sent_ && send(Message{.type = Type::fin}, {})) fin_sent_ = true;
+  // Standalone credit (section 6). Grants for buffers that held a CREDIT are "quiet": on
+  // their own they go back only in bulk (>= 2) to a starving peer, so two idle ends never
+  // bounce one credit back and forth, and at most one grant per side is ever held back.
+  const std::uint32_t pending = pending_loud_ + pending_quiet_;
+  const bool starving = peer_credits_estimate() <= 1;
+  const std::uint32_t half = std::max<std::uint32_t>(1, local_.recv_buffers / 2);
+  const bool due =
+      pending_loud_ > 0 ? (pending >= half || starving) : (pending_quiet_ >= 2 && starving);
+  if (due && send(Message{.type = Type::credit}, {})) return;
+}
+
+std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
+  if (error_ != 0) return -error_;
+  if (fin_wanted_) return -EPIPE;
+  const std::size_t max_payload = sbuf_size_ - hdr_len;
+  const std::uint16_t eom_flag = local_.msgmode && eom ? flag_eom : 0;
+  if (data.empty()) {
+    if (!local_.msgmode) return 0;
+    return send(Message{.type = Type::data, .flags = eom_flag}, {}) ? 0 : -EAGAIN;
+  }
+  std::size_t taken = 0;
+  while (taken < data.size()) {
+    const std::size_t chunk = std::min(data.size() - taken, max_payload);
+    const bool last = taken + chunk == data.size();
+    const Message m{.type = Type::data, .flags = last ? eom_flag : std::uint16_t{0}};
+    if (!send(m, data.subspan(taken, chunk))) break;
+    taken += chunk;
+  }
+  return taken > 0 ? static_cast<std::ptrdiff_t>(taken) : -EAGAIN;
+}
+
+bool Stream::can_write_whole(std::size_t n) const {
+  if (error_ != 0 || fin_wanted_) return true;  // write() fails at once
+  const std::size_t max_payload = sbuf_size_ - hdr_len;
+  const std::size_t k = std::max<std::size_t>(1, (n + max_payload - 1) / max_payload);
+  if (sfree_.size() < k) return false;
+  // Every message but a grant-carrying first one needs a credit to spare (last-credit rule).
+  if (k == 1 && pending_loud_ + pending_quiet_ > 0) return credits_ >= 1;
+  return credits_ >= k + 1;
+}
+
+int Stream::start_rndv(bytes_view src) {
+  if (error_ != 0) return error_;
+  if (fin_wanted_) return EPIPE;
+  if (rndv_.active) return EBUSY;
+  if (src.empty() || src.size() > max_rndv) return EINVAL;
+  if (!can_send(false)) return EAGAIN;
+  auto* p = const_cast<std::uint8_t*>(src.data());  // the peer only reads it
+  const ddp::stag_t stag = v_.reg_mr(p, src.size(), ddp::access_remote_read);
+  if (stag == 0) return ENOMEM;
+  const std::uint32_t id = next_rndv_id_++;
+  const Message m{.type = Type::srcavail,
+                  .flags = local_.msgmode ? flag_eom : std::uint16_t{0},
+                  .length = static_cast<std::uint32_t>(src.size()),
+                  .stag = stag,
+                  .to = reinterpret_cast<std::uintptr_t>(p),
+                  .id = id};
+  if (!send(m, {})) {
+    v_.dereg_mr(stag);
+    return error_ != 0 ? error_ : EAGAIN;
+  }
+  rndv_ = Rndv{.active = true, .stag = stag, .id = id, .len = src.size()};
+  return 0;
+}
+
+std::optional<std::size_t> Stream::rndv_finished() {
+  if (!rndv_.active || !rndv_.done) return std::nullopt;
+  v_.dereg_mr(rndv_.stag);
+  const std::size_t n = rndv_.pulled;
+  rndv_ = Rndv{};
+  return n;
+}
+
+void Stream::cancel_rndv() {
+  if (!rndv_.active) return;
+  v_.dereg_mr(rndv_.stag);  // a late Read Request now fails its STag check
+  rndv_ = Rndv{};
+}
+
+void Stream::shutdown_write() {
+  fin_wanted_ = true;
+  send_due();
+}
+
+bool Stream::tx_idle() const {
+  const std::size_t nsend = sbuf_size_ ? sbufs_.size() / sbuf_size_ : 0;
+  return error_ != 0 ||
+         (dones_due_.empty() && (!fin_wanted_ || fin_sent_) && sfree_.size() == nsend);
+}
+
+bool Stream::writable() const {
+  return error_ != 0 || fin_wanted_ || (!rndv_.active && can_send(false));
+}
+
+}  // namespace esock::estp

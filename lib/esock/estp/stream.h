@@ -1,0 +1,175 @@
+// The ESTP engine (docs/stream-protocol.md): byte-stream (or MSGMODE) semantics over the
+// Send/Receive and RDMA Read verbs of one queue pair. No I/O and no waiting: every call
+// returns at once; the owner drives progress() after the transport moved octets and
+// decides how to block. Single-threaded: one owner (the sockets runtime holds a lock).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "esock/rnic/verbs.h"
+#include "esock/estp/wire.h"
+
+namespace esock::estp {
+
+struct Params {
+  std::uint32_t recv_buffers = 16;         // R (section 2)
+  std::uint32_t recv_buffer_size = 65536;  // B
+  std::size_t rndv_threshold = 65536;      // T; 0 disables rendezvous
+  bool msgmode = false;
+};
+
+Hello hello_of(const Params& p);
+
+// Result of a read: n octets; eom/truncated in MSGMODE; err 0 (n == 0 then means end of
+// stream), EAGAIN (nothing to copy now), or the connection's error.
+struct ReadOut {
+  std::size_t n = 0;
+  bool eom = false;
+  bool truncated = false;
+  int err = 0;
+};
+
+struct StreamStats {
+  std::uint64_t data_tx = 0, data_rx = 0, credit_tx = 0, srcavail_tx = 0, srcavail_rx = 0;
+  std::uint64_t zero_copy_pulls = 0, bounce_pulls = 0;
+};
+
+class Stream {
+ public:
+  Stream(rnic::Verbs& v, Params local, Hello peer);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Registers and posts the R receive buffers; the initiator then sends its first message,
+  // a CREDIT of 0 (section 3). 0 or an errno value.
+  int start(bool initiator);
+  // Polls both completion queues and reacts: new messages, returned credits, finished
+  // pulls and rendezvous, control messages due. Call after the transport moved octets.
+  void progress();
+
+  // --- sending ---
+  // Copies up to data.size() octets into DATA messages as credits and send buffers allow.
+  // eom (MSGMODE): the last octet ends the message. Returns octets taken (0 for an empty
+  // MSGMODE message sent), or -EAGAIN, -EPIPE (after shutdown_write), -error().
+  std::ptrdiff_t write(bytes_view data, bool eom);
+  // MSGMODE: whether a message of n octets can be taken whole right now.
+  bool can_write_whole(std::size_t n) const;
+  // Rendezvous by RDMA Read (section 6.1): registers src and sends SRCAVAIL. src must stay
+  // valid until rndv_finished(). 0, EAGAIN (no credit now), EBUSY (one is active), EPIPE, or
+  // the connection's error.
+  int start_rndv(bytes_view src);
+  bool rndv_active() const { return rndv_.active; }
+  // The peer sent RDMADONE for the active rendezvous: returns the octets it pulled (and
+  // ends it), else nullopt.
+  std::optional<std::size_t> rndv_finished();
+  // Abandons the active rendezvous (close): the buffer is deregistered at once.
+  void cancel_rndv();
+  // Queues FIN after everything already written (section 8).
+  void shutdown_write();
+  bool write_shut() const { return fin_wanted_; }
+
+  // --- receiving ---
+  // Copies queued DATA (and pulled bounce data) into dst; stops before an unpulled
+  // SRCAVAIL. peek: copy without consuming. MSGMODE: at most one message.
+  ReadOut read(std::span<const mut_bytes> dst, bool peek);
+  // The head of the queue is an SRCAVAIL nobody pulls yet: a reader must pull.
+  bool pull_needed() const;
+  // Zero-copy pull into dst (registered for the duration, must stay valid until
+  // pull_result() or cancel_pull()), or into an engine buffer whose octets then read like
+  // DATA. 0 or an errno value.
+  int pull(mut_bytes dst);
+  int pull_bounce();
+  // An SRCAVAIL anywhere in the queue could be fetched ahead into the engine's buffer
+  // (bounded, as a TCP receive buffer is): what pull_bounce() does when no reader waits.
+  bool prefetch_needed() const;
+  bool pulling() const { return pull_.active; }
+  // A finished zero-copy pull: what landed in dst (already consumed from the stream).
+  std::optional<ReadOut> pull_result();
+  void cancel_pull();
+
+  // --- state ---
+  bool readable() const;  // read() would return data, EOF or an error
+  bool writable() const;  // write() would take at least one octet (or fail at once)
+  bool peer_fin() const { return peer_fin_; }
+  int error() const { return error_; }
+  // The transport failed (reset, MPA/DDP error): pending and later calls fail with err.
+  void fail(int err);
+  // Nothing left to hand to the verbs (FIN included when wanted): close may proceed.
+  bool tx_idle() const;
+  std::uint32_t send_credits() const { return credits_; }
+  const StreamStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {  // one unit of received stream data, in order
+    enum class Kind : std::uint8_t { data, bounce, src } kind = Kind::data;
+    std::uint32_t buf = 0;  // data: receive buffer index
+    const std::uint8_t* p = nullptr;
+    std::size_t len = 0, off = 0;  // data/bounce: octets and consumed; src: length, pulled
+    bool eom = false;
+    std::vector<std::uint8_t> owned{};  // bounce
+    ddp::stag_t stag = 0;               // src
+    std::uint64_t to = 0;
+    std::uint32_t id = 0;
+  };
+  struct Pull {
+    bool active = false, bounce = false, done = false;
+    ddp::stag_t stag = 0;
+    std::size_t len = 0;
+    std::vector<std::uint8_t> buf{};
+    ReadOut result{};
+  };
+  struct Rndv {
+    bool active = false, done = false;
+    ddp::stag_t stag = 0;
+    std::uint32_t id = 0;
+    std::size_t len = 0, pulled = 0;
+  };
+
+  bool can_send(bool is_fin) const;
+  // Sends one message (payload for DATA); false when credit or a send buffer is missing.
+  bool send(Message m, bytes_view payload);
+  void repost(std::uint32_t buf, bool quiet);
+  void on_recv(const ddp::Completion& c);
+  void on_send(const ddp::Completion& c);
+  void on_message(std::uint32_t buf, const Message& m);
+  void pull_finished(bool ok);
+  std::size_t first_src() const;  // index of the first SRCAVAIL entry, or rq_.size()
+  void src_consumed(std::size_t pulled);
+  void send_due();
+  std::int64_t peer_credits_estimate() const;
+
+  rnic::Verbs& v_;
+  Params local_;
+  Hello peer_;
+  int error_ = 0;
+
+  // receive side
+  std::vector<std::uint8_t> rbufs_;
+  ddp::stag_t rstag_ = 0;
+  std::deque<Entry> rq_;
+  bool peer_fin_ = false;
+  std::uint32_t pending_loud_ = 0, pending_quiet_ = 0;  // grants not yet sent (section 6)
+  std::uint64_t granted_total_ = 0, received_total_ = 0;
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> dones_due_;  // RDMADONE {id, len}
+  Pull pull_;
+  bool discarding_ = false;  // MSGMODE: dropping the rest of a truncated message
+
+  // send side
+  std::uint32_t credits_ = 0;
+  std::size_t sbuf_size_ = 0;
+  std::vector<std::uint8_t> sbufs_;
+  ddp::stag_t sstag_ = 0;
+  std::vector<std::uint32_t> sfree_;
+  bool fin_wanted_ = false, fin_sent_ = false;
+  Rndv rndv_;
+  std::uint32_t next_rndv_id_ = 1;
+  StreamStats stats_;
+};
+
+}  // namespace esock::estp

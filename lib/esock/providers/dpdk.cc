@@ -1,0 +1,402 @@
+// The dpdk provider (the plugin libesock_dpdk.so, docs/sockets.md "Providers"): DDPMODE
+// connections on esock's own TCP/IP stack (lib/tcp) over one DPDK port, with iWARP by
+// lib/esock/utcp (FPDU-aligned segments, Markers by sequence number, out-of-order placement,
+// zero-copy transmit). The runtime's progress thread polls the stack; every call here comes
+// under the runtime lock, so the stack keeps its one-thread model (ARCHITECTURE.md).
+//
+// A plugin rather than part of libesock.so: DPDK's libraries run constructors when loaded,
+// which every program under esockrun would otherwise pay for, pass-through ones included.
+#include <arpa/inet.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "esock/process/config.h"
+#include "esock/providers/provider.h"
+#include "esock/utcp/endpoint.h"
+#include "tcp/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+
+sockaddr_in to_sockaddr(tcp::Ipv4Addr ip, std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(ip.v);
+  a.sin_port = htons(port);
+  return a;
+}
+
+bool parse_cidr(const std::string& text, tcp::Ipv4Addr* ip, std::uint8_t* prefix) {
+  const auto slash = text.find('/');
+  if (!tcp::Ipv4Addr::parse(text.substr(0, slash), ip)) return false;
+  if (slash == std::string::npos) return true;  // keeps the default prefix
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(text.c_str() + slash + 1, &end, 10);
+  if (end == text.c_str() + slash + 1 || *end != '\0' || n < 1 || n > 30) return false;
+  *prefix = static_cast<std::uint8_t>(n);
+  return true;
+}
+
+// The socket file a net_memif server creates (role=server, socket=PATH, socket-abstract=no),
+// or empty: closing the port would remove it, and exit does not close the port.
+std::string memif_server_socket(const std::string& devargs) {
+  if (devargs.rfind("net_memif", 0) != 0) return {};
+  std::string path;
+  bool server = false, file = false;
+  std::size_t at = devargs.find(',');
+  while (at != std::string::npos) {
+    const std::size_t next = devargs.find(',', at + 1);
+    const std::string kv = devargs.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+    if (kv == "role=server") server = true;
+    if (kv == "socket-abstract=no") file = true;
+    if (kv.rfind("socket=", 0) == 0) path = kv.substr(7);
+    at = next;
+  }
+  return server && file ? path : std::string{};
+}
+
+// rnic::Verbs over an endpoint: posting goes through the endpoint so what can be framed
+// leaves at once; memory is registered in the connection's own context (one STag table
+// per connection, as the ksock provider has).
+class EndpointVerbs final : public rnic::Verbs {
+ public:
+  EndpointVerbs(utcp::Endpoint& ep, rnic::Context& ctx) : ep_(ep), ctx_(ctx) {}
+  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
+    return ep_.post_send(wr_id, sg);
+  }
+  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
+    return ep_.post_recv(wr_id, sg);
+  }
+  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
+                std::uint64_t remote_to) override {
+    return ep_.post_read(wr_id, sink, rkey, remote_to);
+  }
+  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
+                 std::uint64_t remote_to) override {
+    return ep_.post_write(wr_id, sg, rkey, remote_to);
+  }
+  ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) override {
+    return ctx_.reg_mr(addr, len, access);
+  }
+  int dereg_mr(ddp::stag_t stag) override { return ctx_.dereg_mr(stag); }
+  std::size_t poll_send_cq(std::span<ddp::Completion> out) override {
+    return ep_.poll_send_cq(out);
+  }
+  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override {
+    return ep_.poll_recv_cq(out);
+  }
+
+ private:
+  utcp::Endpoint& ep_;
+  rnic::Context& ctx_;
+};
+
+class DpdkProvider;
+
+class DpdkConn final : public ProviderConn {
+ public:
+  // Active open, started once the port's link is up (memif: the peer attached).
+  DpdkConn(DpdkProvider& p, const sockaddr_in& dst, const utcp::Options& o);
+  // Passive open on a connection from the accept queue.
+  DpdkConn(DpdkProvider& p, tcp::Connection* c, const utcp::Options& o);
+  ~DpdkConn() override;  // the endpoint releases its TCP connection to the stack
+
+  bool start_if_link_up();  // active open: false while waiting for the link
+  // Process exit: the stack goes away under the endpoint, which must not touch it again.
+  void abandon() {
+    (void)ep_.release();
+    abandoned_ = true;
+  }
+  bool progress() { return ep_ && ep_->progress(); }
+
+  rnic::Verbs& verbs() override { return *verbs_; }
+  const mpa::Negotiated& negotiated() const override { return ep_->negotiated(); }
+  int poll_fd() const override { return -1; }
+  short poll_events() const override { return 0; }
+  void on_ready(short) override {}
+  void flush() override;
+  // The endpoint frames and queues to TCP at once, and flush() hands frames to the port.
+  bool output_pending() const override { return false; }
+  int transport_state() const override {
+    if (!ep_) return 0;
+    switch (ep_->state()) {
+      case utcp::Endpoint::State::failed:
+        return ECONNRESET;
+      case utcp::Endpoint::State::closed:
+        return -1;
+      default:
+        // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset.
+        return ep_->qp().state() == ddp::QpState::error ? ECONNRESET : 0;
+    }
+  }
+  void shutdown() override {
+    if (ep_) ep_->close();
+    flush();
+  }
+  void hold_input(bool on) override {
+    hold_ = on;
+    if (ep_) ep_->hold_input(on);
+  }
+  int name(bool peer, sockaddr* addr, socklen_t* len) const override {
+    if (!ep_) {
+      errno = ENOTCONN;
+      return -1;
+    }
+    return copy_sockaddr(peer ? peer_ : local_, addr, len);
+  }
+  int option_fd() const override { return -1; }
+  int setup_state() const override;
+  std::string setup_error() const override;
+
+ private:
+  void attach(std::unique_ptr<utcp::Endpoint> ep);
+
+  DpdkProvider& p_;
+  sockaddr_in dst_{};
+  utcp::Options opts_;
+  rnic::Context ctx_;
+  std::unique_ptr<utcp::Endpoint> ep_;
+  std::unique_ptr<EndpointVerbs> verbs_;
+  sockaddr_in local_{}, peer_{};
+  int start_err_ = 0;
+  bool hold_ = false;
+  bool abandoned_ = false;
+};
+
+class DpdkListener final : public ProviderListener {
+ public:
+  DpdkListener(DpdkProvider& p, tcp::Listener* l) : p_(p), l_(l) {}
+  ~DpdkListener() override;
+  bool pending() const override { return l_->pending() > 0; }
+  std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) override;
+  sockaddr_in local() const override;
+
+ private:
+  DpdkProvider& p_;
+  tcp::Listener* l_;
+};
+
+class DpdkProvider final : public Provider {
+ public:
+  explicit DpdkProvider(const Config& c) : cfg_(c) {}
+  const char* name() const override { return "dpdk"; }
+  bool own_stack() const override { return true; }
+
+  int start(std::string* why) override {
+    if (rt_) return 0;
+    if (start_err_ != 0) {
+      *why = start_why_;
+      return start_err_;
+    }
+    start_err_ = bring_up(&start_why_);
+    *why = start_why_;
+    return start_err_;
+  }
+
+  std::unique_ptr<ProviderConn> connect(const sockaddr_in& dst, const mpa::Config& cfg, int* err,
+                                        std::string* why) override {
+    if (dst.sin_family != AF_INET) {
+      *err = EAFNOSUPPORT;
+      *why = "the dpdk provider carries IPv4 only";
+      return nullptr;
+    }
+    if (dst.sin_port == 0 || dst.sin_addr.s_addr == htonl(INADDR_ANY)) {
+      *err = EADDRNOTAVAIL;
+      *why = "no destination port or address";
+      return nullptr;
+    }
+    return std::make_unique<DpdkConn>(*this, dst, options(cfg));
+  }
+
+  std::unique_ptr<ProviderListener> listen(std::uint16_t port, int backlog, int* err,
+                                           std::string* why) override {
+    tcp::Listener* l =
+        rt_->stack().listen(port, static_cast<std::size_t>(std::clamp(backlog, 1, 4096)), err);
+    if (l == nullptr) {
+      *why = std::string("listen on the DPDK stack: ") + std::strerror(*err);
+      return nullptr;
+    }
+    return std::make_unique<DpdkListener>(*this, l);
+  }
+
+  bool poll_once() override {
+    bool did = rt_->poll_once();
+    for (DpdkConn* c : conns_) did |= c->start_if_link_up() && c->progress();
+    if (did) rt_->stack().iface().flush();  // what the endpoints queued leaves this round
+    return did;
+  }
+
+  void stop() override {
+    // Endpoints still attached point into the stack: they are abandoned with it (the
+    // process is exiting and the progress thread never runs again).
+    for (DpdkConn* c : conns_) c->abandon();
+    conns_.clear();
+    if (!rt_) return;
+    // DPDK is left as it is (abandon_at_exit says why); what closing the port would have
+    // removed on the host is removed here. exit() flushes a capture's stdio buffer.
+    rt_->abandon_at_exit();
+    (void)rt_.release();
+    if (!memif_socket_.empty()) ::unlink(memif_socket_.c_str());
+  }
+
+  utcp::Options options(const mpa::Config& cfg) const {
+    utcp::Options o;
+    o.mpa = cfg;
+    return o;
+  }
+  tcp::Stack& stack() { return rt_->stack(); }
+  tcp::Runtime& runtime() { return *rt_; }
+  void attach(DpdkConn* c) { conns_.push_back(c); }
+  void detach(DpdkConn* c) { std::erase(conns_, c); }
+  tcp::Ipv4Addr ip() const { return ip_; }
+
+ private:
+  int bring_up(std::string* why) {
+    tcp::RuntimeConfig rc;
+    if (cfg_.dpdk_vdev.empty()) {
+      *why = "ESOCK_DPDK_VDEV is not set (the DPDK device, e.g. net_memif0,role=server,...)";
+      return ENODEV;
+    }
+    if (!parse_cidr(cfg_.dpdk_ip, &rc.stack.iface.ip, &rc.stack.iface.prefix_len)) {
+      *why = "ESOCK_DPDK_IP must be the stack's address as A.B.C.D/NN, got '" + cfg_.dpdk_ip + "'";
+      return EINVAL;
+    }
+    if (!cfg_.dpdk_gateway.empty() &&
+        !tcp::Ipv4Addr::parse(cfg_.dpdk_gateway, &rc.stack.iface.gateway)) {
+      *why = "ESOCK_DPDK_GATEWAY is not an IPv4 address: '" + cfg_.dpdk_gateway + "'";
+      return EINVAL;
+    }
+    ip_ = rc.stack.iface.ip;
+    memif_socket_ = memif_server_socket(cfg_.dpdk_vdev);
+    rc.vdev = cfg_.dpdk_vdev;
+    rc.core = cfg_.dpdk_core;
+    rc.memory_mb = cfg_.dpdk_memory_mb;
+    rc.file_prefix = cfg_.dpdk_file_prefix;
+    rc.pcap_path = cfg_.dpdk_pcap;
+    rc.link_timeout = Duration{};  // a listener's peer may come much later; connect waits
+    // EAL pins the thread that initialises it to its lcore (-l); that is an application
+    // thread here, so its CPU affinity is put back afterwards.
+    cpu_set_t mask;
+    const bool had_mask = ::sched_getaffinity(0, sizeof mask, &mask) == 0;
+    rt_ = tcp::Runtime::create(rc, why);
+    if (had_mask) ::sched_setaffinity(0, sizeof mask, &mask);
+    if (!rt_) {
+      *why = "DPDK: " + *why;
+      return ENODEV;
+    }
+    return 0;
+  }
+
+  Config cfg_;
+  std::unique_ptr<tcp::Runtime> rt_;
+  tcp::Ipv4Addr ip_;
+  int start_err_ = 0;
+  std::string start_why_;
+  std::vector<DpdkConn*> conns_;
+  std::string memif_socket_;  // a memif server's socket file, removed at exit
+};
+
+DpdkConn::DpdkConn(DpdkProvider& p, const sockaddr_in& dst, const utcp::Options& o)
+    : p_(p), dst_(dst), opts_(o) {
+  p_.attach(this);
+}
+
+DpdkConn::DpdkConn(DpdkProvider& p, tcp::Connection* c, const utcp::Options& o) : p_(p), opts_(o) {
+  p_.attach(this);
+  attach(utcp::Endpoint::accept(p_.stack(), c, ctx_, opts_));
+}
+
+DpdkConn::~DpdkConn() {
+  if (abandoned_) return;
+  p_.detach(this);
+  verbs_.reset();
+  ep_.reset();
+}
+
+void DpdkConn::attach(std::unique_ptr<utcp::Endpoint> ep) {
+  ep_ = std::move(ep);
+  ep_->hold_input(hold_);
+  verbs_ = std::make_unique<EndpointVerbs>(*ep_, ctx_);
+  const tcp::FourTuple& t = ep_->tcp_connection()->tuple();
+  local_ = to_sockaddr(t.local_ip, t.local_port);
+  peer_ = to_sockaddr(t.remote_ip, t.remote_port);
+}
+
+bool DpdkConn::start_if_link_up() {
+  if (ep_ || start_err_ != 0) return ep_ != nullptr;
+  if (!p_.runtime().link_up()) return false;
+  int err = 0;
+  auto ep = utcp::Endpoint::connect(p_.stack(), ctx_, tcp::Ipv4Addr{ntohl(dst_.sin_addr.s_addr)},
+                                    ntohs(dst_.sin_port), opts_, &err);
+  if (!ep) {
+    start_err_ = err != 0 ? err : EADDRNOTAVAIL;
+    return false;
+  }
+  attach(std::move(ep));
+  return true;
+}
+
+void DpdkConn::flush() {
+  // Called by application threads right after they post: the frames leave now rather
+  // than at the progress thread's next round.
+  if (ep_ && ep_->progress()) p_.stack().iface().flush();
+}
+
+int DpdkConn::setup_state() const {
+  if (start_err_ != 0) return start_err_;
+  if (!ep_) return EINPROGRESS;
+  switch (ep_->state()) {
+    case utcp::Endpoint::State::connecting:
+    case utcp::Endpoint::State::negotiating:
+      return EINPROGRESS;
+    case utcp::Endpoint::State::established:
+      return 0;
+    case utcp::Endpoint::State::closed:
+      return ECONNRESET;  // the peer closed during MPA negotiation
+    case utcp::Endpoint::State::failed:
+      break;
+  }
+  // TCP's own verdict (refused, timed out, reset) where there is one; otherwise MPA ended
+  // it (Reject or a malformed exchange): refused, as docs/sockets.md says for connect.
+  const tcp::Connection* c = ep_->tcp_connection();
+  if (c != nullptr && c->error() != 0) return c->error();
+  return ECONNREFUSED;
+}
+
+std::string DpdkConn::setup_error() const {
+  if (start_err_ != 0) return std::string("TCP connect: ") + std::strerror(start_err_);
+  if (!ep_) return "the DPDK port's link is down (is the peer attached?)";
+  if (!ep_->error().empty()) return ep_->error();
+  return "connection closed during MPA negotiation";
+}
+
+DpdkListener::~DpdkListener() {
+  p_.stack().close_listener(l_);
+}
+
+std::unique_ptr<ProviderConn> DpdkListener::accept(const mpa::Config& cfg) {
+  tcp::Connection* c = p_.stack().accept(l_);
+  if (c == nullptr) return nullptr;
+  return std::make_unique<DpdkConn>(p_, c, p_.options(cfg));
+}
+
+sockaddr_in DpdkListener::local() const {
+  return to_sockaddr(p_.ip(), l_->port());
+}
+
+}  // namespace
+
+}  // namespace esock::sockets
+
+extern "C" __attribute__((visibility("default"))) esock::sockets::Provider* esock_provider_create(
+    const esock::sockets::Config& cfg, std::string* why) {
+  (void)why;
+  return new esock::sockets::DpdkProvider(cfg);
+}

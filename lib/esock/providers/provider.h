@@ -1,0 +1,128 @@
+// Providers carry DDPMODE connections (docs/sockets.md, "Providers"): they turn a TCP
+// stream into an iWARP connection (MPA negotiation) and give the runtime its verbs. Two
+// kinds:
+// * kernel TCP (ksock, the portable default): the runtime connects and accepts kernel
+//   sockets and hands the connected descriptor over (establish); the progress thread
+//   waits on the descriptor each connection gives it (poll_fd).
+// * own stack (dpdk: lib/tcp on a DPDK port, in the plugin libesock_dpdk.so): connections
+//   open in the provider's stack (connect, listen); the progress thread polls the stack
+//   (poll_once), backing off when idle. Everything is called under the runtime lock.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "esock/rnic/verbs.h"
+#include "mpa/negotiator.h"
+
+namespace esock::sockets {
+
+struct Config;
+
+// getsockname/getpeername's contract for an IPv4 name: truncate to *len, report the full
+// size; 0, or -1 with EFAULT.
+inline int copy_sockaddr(const sockaddr_in& a, sockaddr* addr, socklen_t* len) {
+  if (addr == nullptr || len == nullptr) {
+    errno = EFAULT;
+    return -1;
+  }
+  std::memcpy(addr, &a, *len < sizeof a ? *len : sizeof a);
+  *len = sizeof a;
+  return 0;
+}
+
+class ProviderConn {
+ public:
+  virtual ~ProviderConn() = default;  // releases the transport (closes its descriptor)
+  virtual rnic::Verbs& verbs() = 0;
+  virtual const mpa::Negotiated& negotiated() const = 0;
+  // The progress thread polls this descriptor for poll_events() and then calls on_ready().
+  virtual int poll_fd() const = 0;
+  virtual short poll_events() const = 0;
+  virtual void on_ready(short revents) = 0;
+  // Frames what the queue pair has and writes what the transport takes now (no waiting).
+  virtual void flush() = 0;
+  virtual bool output_pending() const = 0;
+  // 0 while healthy; ECONNRESET once the stream broke; -1 after an orderly end (peer FIN).
+  virtual int transport_state() const = 0;
+  // Orderly end of our direction (TCP FIN after the queued octets).
+  virtual void shutdown() = 0;
+  // While on, nothing is read from the transport (the kernel or stack buffers it, flow
+  // control pushes back): RAWMODE starts so, until the application's first work request.
+  virtual void hold_input(bool on) = 0;
+  // getsockname/getpeername semantics (0, or -1 with errno).
+  virtual int name(bool peer, sockaddr* addr, socklen_t* len) const = 0;
+  // The kernel socket SO_*/TCP_* options go to, or -1 (the socket layer keeps one).
+  virtual int option_fd() const { return poll_fd(); }
+  // Own-stack providers: EINPROGRESS while TCP and MPA are being set up, 0 once
+  // established, an errno when set-up failed (setup_error() says why).
+  virtual int setup_state() const { return 0; }
+  virtual std::string setup_error() const { return {}; }
+};
+
+// An own-stack provider's passive open (under the runtime lock).
+class ProviderListener {
+ public:
+  virtual ~ProviderListener() = default;  // stops listening; waiting connections are reset
+  virtual bool pending() const = 0;       // a TCP connection waits in the accept queue
+  // Takes the oldest and starts MPA as the responder (settle it with setup_state());
+  // null when none is pending.
+  virtual std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) = 0;
+  virtual sockaddr_in local() const = 0;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual const char* name() const = 0;
+  // Takes ownership of tcp_fd (connected, close-on-exec) and negotiates MPA in the given
+  // role, waiting at most timeout_ms. Null with *err (errno) and *why on failure.
+  virtual std::unique_ptr<ProviderConn> establish(int /*tcp_fd*/, const mpa::Config& /*cfg*/,
+                                                  int /*timeout_ms*/, int* err,
+                                                  std::string* /*why*/) {
+    *err = EOPNOTSUPP;
+    return nullptr;
+  }
+
+  // Own-stack providers (the rest of the class; all under the runtime lock).
+  virtual bool own_stack() const { return false; }
+  // Brings the stack up (once): 0 or an errno with *why.
+  virtual int start(std::string* /*why*/) { return 0; }
+  // Active open: TCP, then MPA as the initiator, progressed by poll_once(). Null with
+  // *err (EAFNOSUPPORT, EADDRNOTAVAIL, ENETUNREACH...) and *why when it cannot start.
+  virtual std::unique_ptr<ProviderConn> connect(const sockaddr_in& /*dst*/,
+                                                const mpa::Config& /*cfg*/, int* err,
+                                                std::string* /*why*/) {
+    *err = EOPNOTSUPP;
+    return nullptr;
+  }
+  virtual std::unique_ptr<ProviderListener> listen(std::uint16_t /*port*/, int /*backlog*/,
+                                                   int* err, std::string* /*why*/) {
+    *err = EOPNOTSUPP;
+    return nullptr;
+  }
+  // One round of the stack and of every connection it carries; true if anything happened
+  // (the progress thread backs off after a run of empty rounds).
+  virtual bool poll_once() { return false; }
+  // Process exit, after the runtime drained what it could: releases the device and what
+  // it leaves on the host (DPDK: the port, EAL's runtime directory). Nothing is called
+  // after this.
+  virtual void stop() {}
+};
+
+// The process's provider as configured (ESOCK_PROVIDER); null if it is not available.
+Provider* configured_provider();
+std::unique_ptr<Provider> make_ksock_provider();
+
+}  // namespace esock::sockets
+
+// The entry point of a provider plugin (libesock_<name>.so next to libesock.so), loaded with
+// dlopen when the configuration names it: null with *why when it cannot be used.
+extern "C" esock::sockets::Provider* esock_provider_create(const esock::sockets::Config& cfg,
+                                                           std::string* why);

@@ -1,0 +1,35 @@
+// The process's table of DDPMODE descriptors, indexed by fd number. Pass-through calls pay
+// one relaxed atomic load of a flag here (fd_is_ddp); everything else takes the lock.
+// Process-global by nature: the shims are global functions interposed on libc's.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace esock::sockets {
+
+class Socket;
+
+// Descriptors at or above this are never DDPMODE (setsockopt fails with EMFILE there).
+inline constexpr int max_ddp_fd = 1 << 16;
+
+extern std::atomic<std::uint8_t> fd_flags[max_ddp_fd];
+
+inline bool fd_is_ddp(int fd) {
+  return static_cast<unsigned>(fd) < static_cast<unsigned>(max_ddp_fd) &&
+         fd_flags[fd].load(std::memory_order_relaxed) != 0;
+}
+
+// Shared ownership: dup()ed numbers share one Socket; the last reference closes it.
+std::shared_ptr<Socket> fd_get(int fd);
+void fd_set(int fd, std::shared_ptr<Socket> s);
+// Drops the number's reference and returns it (null if it was not DDPMODE).
+std::shared_ptr<Socket> fd_take(int fd);
+// Number of DDPMODE descriptors (fork and tests).
+int fd_count();
+// Creates the table and registers its fork handlers; the runtime calls it before registering
+// its own, so fork takes the runtime lock first and the table's second (fd_table.cc).
+void fd_table_init();
+
+}  // namespace esock::sockets

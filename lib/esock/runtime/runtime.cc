@@ -1,0 +1,398 @@
+#include "esock/runtime/runtime.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+
+namespace esock::sockets {
+
+namespace {
+constexpr auto close_drain_time = std::chrono::seconds(2);
+constexpr auto close_fin_wait = std::chrono::seconds(1);
+// Own-stack polling: empty rounds before the first sleep (tcp::IdleBackoffConfig's figure:
+// busy-poll latency while a conversation goes on), then short sleeps, then, once idle for
+// a while, long ones. Each wake-up costs ~36 us of CPU on this project's VMs whatever the
+// sleep (a bare 50 us ppoll loop: 22% of a core), so only the long sleep makes an idle
+// process cheap; it delays a packet that ends a long silence by up to 1 ms, while an
+// application call ends any sleep at once (the eventfd).
+constexpr unsigned spin_rounds = 1024;
+constexpr unsigned short_sleeps = 4096;  // ~0.5 s of 50 us sleeps (with timer slack)
+constexpr long short_sleep_ns = 50'000;
+constexpr long long_sleep_ns = 1'000'000;
+
+// The readable signal of an application's number (A): one octet queued from L to A.
+void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
+  if (want && !*readable) {
+    const char b = 'r';
+    *readable = ESOCK_LIBC(send)(sig_l, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
+  } else if (!want && *readable) {
+    char b;
+    ESOCK_LIBC(recv)(sig_a, &b, 1, MSG_DONTWAIT);
+    *readable = false;
+  }
+}
+
+void close_all(std::initializer_list<int*> fds) {
+  for (int* fd : fds) {
+    if (*fd >= 0) ESOCK_LIBC(close)(*fd);
+    *fd = -1;
+  }
+}
+}  // namespace
+
+void RuntimeMutex::lock_after_waiters() {
+  // Bounded: an application thread that announced itself takes the lock within a few
+  // microseconds of the release; if it does not, the progress thread goes on.
+  for (int i = 0; i < 2000 && wanted_.load(std::memory_order_relaxed) > 0; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+  m_.lock();
+}
+
+void Conn::release() {
+  stream.reset();  // deregisters its buffers before the queue pair goes
+  raw.reset();
+  pc.reset();  // closes the transport
+  close_all({&sig_a, &sig_l, &opt_fd});
+}
+
+void StackListen::release() {
+  pl.reset();
+  close_all({&sig_a, &sig_l, &opt_fd});
+}
+
+Runtime& Runtime::get() {
+  static Runtime* rt = new Runtime;  // never destroyed: shims may run during exit
+  return *rt;
+}
+
+Runtime::Runtime() {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  fd_table_init();  // its fork handlers first, so its lock is taken after ours
+  ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+}
+
+void Runtime::start_thread() {
+  if (thread_started_) return;
+  thread_started_ = true;
+  std::thread([this] { loop(); }).detach();
+}
+
+void Runtime::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ESOCK_LIBC(write)(wake_fd_, &one, sizeof one);
+}
+
+void Runtime::add(std::shared_ptr<Socket> s) {
+  start_thread();
+  if (s->conn) update_signals(*s);
+  socks_.push_back(std::move(s));
+  wake();
+}
+
+int Runtime::use_stack(Provider& p, std::string* why) {
+  if (stack_of_parent_) {
+    *why = "the provider's stack belongs to the parent process (fork)";
+    return EOPNOTSUPP;
+  }
+  if (const int err = p.start(why); err != 0) return err;
+  if (stack_ == nullptr) std::atexit(at_exit);
+  stack_ = &p;
+  start_thread();
+  wake();
+  return 0;
+}
+
+void Runtime::after_op(Socket& s) {
+  if (!s.conn || !s.conn->pc) return;
+  // Completions of what was just framed (send buffers, credits) are handled here rather
+  // than waiting for the progress thread's next round.
+  s.conn->pc->flush();
+  if (s.conn->stream) s.conn->stream->progress();
+  s.conn->pc->flush();
+  if (s.conn->raw) raw_round(*s.conn);
+  update_signals(s);
+  if (s.conn->pc->output_pending()) wake();
+}
+
+void Runtime::wait(std::unique_lock<RuntimeMutex>& lk) {
+  if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();  // a reply is due: spin
+  ++waiters_;
+  cv.wait(lk);
+  --waiters_;
+}
+
+bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, Clock::time_point deadline) {
+  if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();
+  ++waiters_;
+  const bool in_time = cv.wait_until(lk, deadline) == std::cv_status::no_timeout;
+  --waiters_;
+  return in_time || Clock::now() < deadline;
+}
+
+void Runtime::close(const std::shared_ptr<Socket>& s) {
+  s->set_state(Socket::State::closed);
+  cv.notify_all();  // calls blocked on this socket return EBADF
+  if (s->lis) {
+    s->lis.reset();  // the stack resets connections still waiting to be accepted
+    return;
+  }
+  if (!s->conn) return;
+  Conn& c = *s->conn;
+  if (c.stream) {
+    c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
+    c.stream->cancel_rndv();
+    c.stream->shutdown_write();
+  } else {
+    // RAWMODE: the application may free its regions once close returns; revoke them so no
+    // peer Read or Write reaches them (it gets a Terminate instead).
+    c.raw->dereg_all();
+    c.raw->shut_write();
+  }
+  c.closing = 1;
+  c.deadline = std::chrono::steady_clock::now() + close_drain_time;
+  c.pc->flush();
+  wake();
+}
+
+// Readiness of the application's number (docs/sockets.md, "fd model"): one octet queued
+// towards A means readable; shutdown(L, SHUT_WR) is a lasting EOF; shutdown(L, SHUT_RDWR)
+// is a hang-up (the connection failed).
+void Runtime::update_signals(Socket& s) {
+  Conn& c = *s.conn;
+  if (c.sig_l < 0 || c.closing) return;
+  // RAWMODE: readable while completions are pending (the completion descriptor, esock.h);
+  // the peer's orderly close is the EOF, a failure the hang-up.
+  const int err = c.stream ? c.stream->error() : c.raw->error();
+  const bool peer_fin = c.stream ? c.stream->peer_fin() : c.pc->transport_state() < 0;
+  if (err != 0 && !c.sig_hup) {
+    ESOCK_LIBC(shutdown)(c.sig_l, SHUT_RDWR);
+    c.sig_hup = true;
+  }
+  if ((peer_fin || s.rd_shut) && !c.sig_eof) {
+    ESOCK_LIBC(shutdown)(c.sig_l, SHUT_WR);
+    c.sig_eof = true;
+  }
+  const bool want = c.stream ? c.stream->readable() || c.stream->pull_needed() : c.raw->pending();
+  // Writability: A's send direction (A to L) carries nothing else, so filling it (A has a
+  // minimal send buffer) clears POLLOUT, and draining it at L sets POLLOUT again, waking
+  // poll/epoll writers (EPOLLET included) as any socket does. RAWMODE: always writable.
+  const bool writable = !c.stream || c.stream->writable();
+  if (!writable && !c.sig_blocked) {
+    static const char junk[512] = {};
+    for (int i = 0; i < 64; ++i)
+      if (ESOCK_LIBC(send)(c.sig_a, junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL) <= 0) break;
+    c.sig_blocked = true;
+  } else if (writable && c.sig_blocked) {
+    char sink[4096];
+    while (ESOCK_LIBC(recv)(c.sig_l, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
+    c.sig_blocked = false;
+  }
+  set_readable(c.sig_a, c.sig_l, want, &c.sig_readable);
+}
+
+void Runtime::service(Socket& s) {
+  Conn& c = *s.conn;
+  if (c.raw) {
+    service_raw(s);
+    return;
+  }
+  c.stream->progress();
+  c.pc->flush();
+  const int ts = c.pc->transport_state();
+  if (ts > 0) c.stream->fail(ts);
+  // An SRCAVAIL at the head with no reader blocked: pull into the engine's buffer now so the
+  // writer is released as TCP's buffering would release it (else a program that writes
+  // on both ends before reading would deadlock). A reader already waiting pulls zero-copy.
+  if (c.stream->prefetch_needed() && (s.nonblocking || s.readers == 0) &&
+      c.stream->pull_bounce() == 0)
+    c.pc->flush();
+  update_signals(s);
+  const auto now = std::chrono::steady_clock::now();
+  if (c.closing == 1 &&
+      (ts != 0 || now >= c.deadline || (c.stream->tx_idle() && !c.pc->output_pending()))) {
+    c.pc->shutdown();
+    c.closing = 2;
+    c.deadline = now + close_fin_wait;
+  }
+  if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
+}
+
+void Runtime::raw_round(Conn& c) {
+  c.raw->collect();
+  const int ts = c.pc->transport_state();
+  if (ts > 0) c.raw->fail(ts);
+  if (c.raw_fin && !c.raw_fin_sent && !c.pc->output_pending()) {
+    c.pc->shutdown();
+    c.raw_fin_sent = true;
+  }
+}
+
+// RAWMODE: completions move to the socket's buffer; close waits only for the framed
+// output to leave (the application's regions were revoked at close).
+void Runtime::service_raw(Socket& s) {
+  Conn& c = *s.conn;
+  c.pc->flush();
+  raw_round(c);
+  update_signals(s);
+  const int ts = c.pc->transport_state();
+  const auto now = std::chrono::steady_clock::now();
+  if (c.closing == 1 && (ts != 0 || now >= c.deadline || !c.pc->output_pending())) {
+    c.pc->shutdown();
+    c.closing = 2;
+    c.deadline = now + close_fin_wait;
+  }
+  if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
+}
+
+// An own-stack listener's number is readable while a connection waits to be accepted.
+void Runtime::service_listener(Socket& s) {
+  StackListen& l = *s.lis;
+  set_readable(l.sig_a, l.sig_l, l.pl->pending(), &l.sig_readable);
+}
+
+void Runtime::loop() {
+  std::unique_lock lk(mu);
+  std::vector<pollfd> pfds;
+  std::vector<Socket*> who;
+  for (;;) {
+    pfds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    who.clear();
+    bool closing = false;
+    for (const auto& s : socks_) {
+      if (!s->conn || !s->conn->pc) continue;
+      closing = closing || s->conn->closing != 0;
+      const short ev = s->conn->pc->poll_events();
+      if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
+      pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
+      who.push_back(s.get());
+    }
+    // One round of the own stack (received frames, timers, every connection's engine).
+    const bool polling = stack_ != nullptr;
+    const bool did = polling && stack_->poll_once();
+    if (polling)  // the idle count saturates past the last step
+      empty_rounds_ = did ? 0 : std::min(empty_rounds_ + 1, spin_rounds + short_sleeps + 1);
+    const bool sleep = polling && empty_rounds_ > spin_rounds;
+    const long sleep_ns =
+        empty_rounds_ > spin_rounds + short_sleeps ? long_sleep_ns : short_sleep_ns;
+    lk.unlock();
+    if (!polling) {
+      ::poll(pfds.data(), pfds.size(), closing ? 20 : -1);
+    } else if (sleep) {
+      // A sleep that the eventfd (an application thread's wake) or any kernel-transport
+      // descriptor ends early.
+      const timespec ts{0, sleep_ns};
+      ::ppoll(pfds.data(), pfds.size(), &ts, nullptr);
+    } else {
+      if (pfds.size() > 1) ::poll(pfds.data(), pfds.size(), 0);
+      // Between empty rounds, the application threads this thread woke need a core, and on
+      // a machine with as many busy pollers as cores this one is on it: let them run first.
+      if (!did) ::sched_yield();
+    }
+    if (polling) {
+      // Application threads waiting for the lock go first (RuntimeMutex).
+      lk.release();
+      mu.lock_after_waiters();
+      lk = std::unique_lock(mu, std::adopt_lock);
+    } else {
+      lk.lock();
+    }
+    if (pfds[0].revents & POLLIN) {
+      std::uint64_t n;
+      [[maybe_unused]] const ssize_t r = ESOCK_LIBC(read)(wake_fd_, &n, sizeof n);
+      empty_rounds_ = 0;  // an application thread is active: poll busily again
+    }
+    bool events = did || pfds[0].revents != 0;
+    for (std::size_t i = 1; i < pfds.size(); ++i) {
+      Socket* s = who[i - 1];
+      if (pfds[i].revents != 0 && s->conn && s->conn->pc) {
+        s->conn->pc->on_ready(pfds[i].revents);
+        events = true;
+      }
+    }
+    for (const auto& s : socks_) {
+      if (s->lis) service_listener(*s);
+      if (s->conn && s->conn->pc) service(*s);
+    }
+    // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
+    std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
+      return !s->lis && (!s->conn || !s->conn->pc);
+    });
+    // A polling thread wakes waiters only when something happened: every spin round would
+    // otherwise bounce each blocked application thread through the lock.
+    if (!polling || events) cv.notify_all();
+  }
+}
+
+// Process exit with an own stack (docs/sockets.md, "Providers"): as the kernel does for its
+// sockets, open connections close (FIN after what is queued) and get up to a second to
+// drain; then the stack is stopped (DPDK port and EAL released, its runtime directory
+// removed). The lock is kept: the progress thread and any application thread still
+// running stop at it, and never see the stack again.
+void Runtime::at_exit() {
+  Runtime& rt = get();
+  std::unique_lock lk(rt.mu);
+  if (rt.stack_ == nullptr) return;
+  for (const auto& s : rt.socks_)
+    if (s->conn && s->conn->closing == 0 && s->state() != Socket::State::closed) rt.close(s);
+  const auto end = Clock::now() + close_fin_wait;
+  while (Clock::now() < end && std::any_of(rt.socks_.begin(), rt.socks_.end(),
+                                           [](const auto& s) { return s->conn != nullptr; }))
+    rt.wait_until(lk, end);
+  rt.stack_->stop();
+  rt.stack_ = nullptr;
+  (void)lk.release();
+}
+
+// fork (docs/sockets.md): the child gets no progress thread. Its copies of DDPMODE sockets
+// are orphaned: close works (and never disturbs the parent's connection, since the child
+// drops its references to the private descriptors here), data calls fail with ENOTCONN.
+void Runtime::at_fork_prepare() {
+  get().mu.lock();
+}
+void Runtime::at_fork_parent() {
+  get().mu.unlock();
+}
+void Runtime::at_fork_child() {
+  Runtime& rt = get();
+  for (const auto& s : rt.socks_) {
+    s->orphaned = true;
+    if (s->lis) {
+      // An own-stack listener: the stack is the parent's; the child only drops its copies.
+      for (int fd : {s->lis->sig_a, s->lis->sig_l, s->lis->opt_fd}) ESOCK_LIBC(close)(fd);
+      (void)s->lis.release();
+    }
+    if (s->conn) {
+      // Forget, don't tear down: the parent still uses these engines and memory.
+      if (s->conn->pc->poll_fd() >= 0) ESOCK_LIBC(close)(s->conn->pc->poll_fd());
+      for (int fd : {s->conn->sig_a, s->conn->sig_l, s->conn->opt_fd})
+        if (fd >= 0) ESOCK_LIBC(close)(fd);
+      (void)s->conn.release();  // leaked in the child on purpose
+    }
+  }
+  rt.socks_.clear();
+  ESOCK_LIBC(close)(rt.wake_fd_);
+  rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  rt.thread_started_ = false;
+  rt.waiters_ = 0;
+  rt.stack_of_parent_ = rt.stack_of_parent_ || rt.stack_ != nullptr;
+  rt.stack_ = nullptr;
+  rt.mu.unlock();
+}
+
+}  // namespace esock::sockets

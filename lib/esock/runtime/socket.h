@@ -1,0 +1,85 @@
+// One DDPMODE socket as the application sees it, shared by every descriptor number that
+// refers to it (dup). The connection (stream engine over a provider) is attached once
+// connect/accept completes; see docs/sockets.md for the state machine and the fd model.
+// Everything below `mu` is guarded by the runtime's lock (runtime.h) instead.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "esock/estp/stream.h"
+#include "esock/providers/provider.h"
+#include "esock/rawmode/raw_qp.h"
+
+namespace esock::sockets {
+
+// An established DDPMODE connection and its readiness signal: the application's number
+// is one end (A) of an AF_UNIX socketpair; the library keeps L and a private dup of A.
+struct Conn {
+  ~Conn() { release(); }
+  void release();  // closes the transport and the signal descriptors
+
+  std::unique_ptr<ProviderConn> pc;
+  std::unique_ptr<estp::Stream> stream;  // null in RAWMODE
+  std::unique_ptr<RawQp> raw;            // RAWMODE only
+  int sig_a = -1, sig_l = -1;
+  // Own-stack providers: a kernel TCP socket (never connected) that keeps the SO_*/TCP_*
+  // options the application sets, so they behave as on any socket.
+  int opt_fd = -1;
+  bool sig_readable = false, sig_eof = false, sig_hup = false;
+  bool sig_blocked = false;  // A's send side is filled: the number polls not writable
+  // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
+  // (bounded) for the peer's so it sees an orderly close rather than a reset.
+  int closing = 0;
+  bool raw_fin = false, raw_fin_sent = false;
+  bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)  //
+                                // RAWMODE shutdown(SHUT_WR): FIN once drained
+  std::chrono::steady_clock::time_point deadline{};
+};
+
+// A listening DDPMODE socket of an own-stack provider: the listener lives in the
+// provider's stack; the application's number is A of a socketpair, readable while a
+// connection waits in the accept queue.
+struct StackListen {
+  ~StackListen() { release(); }
+  void release();  // stops listening, closes the descriptors
+
+  std::unique_ptr<ProviderListener> pl;
+  int sig_a = -1, sig_l = -1, opt_fd = -1;
+  bool sig_readable = false;
+};
+
+class Socket {
+ public:
+  // armed: DDPMODE set, not yet connected or listening (the app's fd is the TCP socket).
+  // failed: connect or negotiation failed (calls report `error`).
+  enum class State { armed, listening, connected, failed, closed };
+
+  State state() const { return state_; }
+  void set_state(State s) { state_ = s; }
+  bool msgmode() const { return msgmode_; }
+  void set_msgmode(bool on) { msgmode_ = on; }
+  bool rawmode() const { return rawmode_; }
+  void set_rawmode(bool on) { rawmode_ = on; }
+
+  std::mutex mu;  // option changes while armed
+
+  // Guarded by the runtime lock.
+  std::atomic<int> fd_refs{1};  // descriptor numbers in the table that name this socket
+  bool nonblocking = false;
+  bool orphaned = false;  // a fork child's copy: only close works
+  bool rd_shut = false;
+  int readers = 0;  // application threads blocked in a read
+  int error = 0;
+  std::unique_ptr<Conn> conn;
+  std::unique_ptr<StackListen> lis;  // own-stack providers, while listening
+
+ private:
+  State state_ = State::armed;
+  bool msgmode_ = false;
+  bool rawmode_ = false;
+};
+
+}  // namespace esock::sockets

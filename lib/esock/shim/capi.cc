@@ -1,0 +1,64 @@
+// The esock_ C API (include/esock/esock.h), exported from libesock.so.
+#include "esock/esock.h"
+#include "esock/ddpmode/ext_api.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/rawmode/raw_qp.h"
+#include "esock/runtime/runtime.h"
+
+extern "C" {
+
+const char* esock_version(void) {
+  return "esock 0.1";
+}
+
+int esock_is_ddp(int fd) {
+  return esock::sockets::fd_is_ddp(fd) ? 1 : 0;
+}
+
+int esock_blocked_calls(void) {
+  esock::sockets::Runtime& rt = esock::sockets::Runtime::get();
+  std::lock_guard lk(rt.mu);
+  return rt.waiters();
+}
+
+uint32_t esock_reg_mr(int fd, void* addr, size_t len, int access) {
+  return esock::sockets::ext_reg_mr(fd, addr, len, access);
+}
+
+int esock_dereg_mr(int fd, uint32_t stag) {
+  return esock::sockets::ext_dereg_mr(fd, stag);
+}
+
+int esock_post_send(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge) {
+  return esock::sockets::ext_post(fd, esock::sockets::RawOp::send, wr_id, sg, num_sge, 0, 0);
+}
+
+int esock_post_recv(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge) {
+  return esock::sockets::ext_post(fd, esock::sockets::RawOp::recv, wr_id, sg, num_sge, 0, 0);
+}
+
+int esock_post_write(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge, uint32_t rkey,
+                     uint64_t remote_addr) {
+  return esock::sockets::ext_post(fd, esock::sockets::RawOp::write, wr_id, sg, num_sge, rkey,
+                                  remote_addr);
+}
+
+int esock_post_read(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge, uint32_t rkey,
+                    uint64_t remote_addr) {
+  return esock::sockets::ext_post(fd, esock::sockets::RawOp::read, wr_id, sg, num_sge, rkey,
+                                  remote_addr);
+}
+
+int esock_poll_cq(int fd, esock_wc* wc, int max) {
+  return esock::sockets::ext_poll_cq(fd, wc, max);
+}
+
+int esock_comp_fd(int fd) {
+  return esock::sockets::ext_comp_fd(fd);
+}
+
+int esock_query_mpa(int fd, esock_mpa_info* info) {
+  return esock::sockets::ext_query_mpa(fd, info);
+}
+
+}  // extern "C"

@@ -1,0 +1,169 @@
+// Interposed data calls. Pass-through costs one flag load (fd_is_ddp) and one indirect
+// call; DDPMODE descriptors go to the stream protocol through ddp_sendmsg/ddp_recvmsg.
+#include <sys/sendfile.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "esock/ddpmode/ops.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/process/libc.h"
+
+using esock::sockets::fd_is_ddp;
+
+namespace {
+
+ssize_t ddp_send1(int fd, const void* buf, size_t n, int flags) {
+  iovec v{const_cast<void*>(buf), n};
+  msghdr m{};
+  m.msg_iov = &v;
+  m.msg_iovlen = 1;
+  return esock::sockets::ddp_sendmsg(fd, &m, flags);
+}
+
+ssize_t ddp_recv1(int fd, void* buf, size_t n, int flags) {
+  iovec v{buf, n};
+  msghdr m{};
+  m.msg_iov = &v;
+  m.msg_iovlen = 1;
+  return esock::sockets::ddp_recvmsg(fd, &m, flags);
+}
+
+ssize_t ddp_vec(int fd, const iovec* iov, int cnt, bool out) {
+  if (cnt < 0 || cnt > IOV_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  msghdr m{};
+  m.msg_iov = const_cast<iovec*>(iov);
+  m.msg_iovlen = static_cast<size_t>(cnt);
+  return out ? esock::sockets::ddp_sendmsg(fd, &m, 0) : esock::sockets::ddp_recvmsg(fd, &m, 0);
+}
+
+}  // namespace
+
+extern "C" {
+
+ssize_t read(int fd, void* buf, size_t n) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_recv1(fd, buf, n, 0);
+  return ESOCK_LIBC(read)(fd, buf, n);
+}
+
+ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
+  if (fd_is_ddp(fd)) [[unlikely]] {
+    if (n > buflen) __builtin_trap();  // what glibc's __chk_fail amounts to
+    return ddp_recv1(fd, buf, n, 0);
+  }
+  return ESOCK_LIBC(__read_chk)(fd, buf, n, buflen);
+}
+
+ssize_t write(int fd, const void* buf, size_t n) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_send1(fd, buf, n, 0);
+  return ESOCK_LIBC(write)(fd, buf, n);
+}
+
+ssize_t readv(int fd, const iovec* iov, int cnt) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_vec(fd, iov, cnt, false);
+  return ESOCK_LIBC(readv)(fd, iov, cnt);
+}
+
+ssize_t writev(int fd, const iovec* iov, int cnt) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_vec(fd, iov, cnt, true);
+  return ESOCK_LIBC(writev)(fd, iov, cnt);
+}
+
+ssize_t send(int fd, const void* buf, size_t n, int flags) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_send1(fd, buf, n, flags);
+  return ESOCK_LIBC(send)(fd, buf, n, flags);
+}
+
+ssize_t recv(int fd, void* buf, size_t n, int flags) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return ddp_recv1(fd, buf, n, flags);
+  return ESOCK_LIBC(recv)(fd, buf, n, flags);
+}
+
+ssize_t __recv_chk(int fd, void* buf, size_t n, size_t buflen, int flags) {
+  if (fd_is_ddp(fd)) [[unlikely]] {
+    if (n > buflen) __builtin_trap();
+    return ddp_recv1(fd, buf, n, flags);
+  }
+  return ESOCK_LIBC(__recv_chk)(fd, buf, n, buflen, flags);
+}
+
+ssize_t sendto(int fd, const void* buf, size_t n, int flags, const sockaddr* to, socklen_t len) {
+  if (fd_is_ddp(fd)) [[unlikely]] {
+    // A connected stream socket ignores the address (as TCP does when it is null).
+    if (to != nullptr) {
+      errno = EISCONN;
+      return -1;
+    }
+    return ddp_send1(fd, buf, n, flags);
+  }
+  return ESOCK_LIBC(sendto)(fd, buf, n, flags, to, len);
+}
+
+ssize_t recvfrom(int fd, void* buf, size_t n, int flags, sockaddr* from, socklen_t* len) {
+  if (fd_is_ddp(fd)) [[unlikely]] {
+    const ssize_t r = ddp_recv1(fd, buf, n, flags);
+    if (r >= 0 && from != nullptr && len != nullptr) *len = 0;  // TCP leaves it unset too
+    return r;
+  }
+  return ESOCK_LIBC(recvfrom)(fd, buf, n, flags, from, len);
+}
+
+ssize_t __recvfrom_chk(int fd, void* buf, size_t n, size_t buflen, int flags, sockaddr* from,
+                       socklen_t* len) {
+  if (fd_is_ddp(fd)) [[unlikely]] {
+    if (n > buflen) __builtin_trap();
+    return recvfrom(fd, buf, n, flags, from, len);
+  }
+  return ESOCK_LIBC(__recvfrom_chk)(fd, buf, n, buflen, flags, from, len);
+}
+
+ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return esock::sockets::ddp_sendmsg(fd, msg, flags);
+  return ESOCK_LIBC(sendmsg)(fd, msg, flags);
+}
+
+ssize_t recvmsg(int fd, msghdr* msg, int flags) {
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return esock::sockets::ddp_recvmsg(fd, msg, flags);
+  return ESOCK_LIBC(recvmsg)(fd, msg, flags);
+}
+
+ssize_t sendfile(int out_fd, int in_fd, off_t* offset, size_t count) {
+  if (!fd_is_ddp(out_fd)) [[likely]]
+    return ESOCK_LIBC(sendfile)(out_fd, in_fd, offset, count);
+  // DDPMODE: read the file through a bounce buffer and send it as stream data.
+  char buf[64 * 1024];
+  const size_t want = count < sizeof buf ? count : sizeof buf;
+  const ssize_t got =
+      offset ? ::pread(in_fd, buf, want, *offset) : ESOCK_LIBC(read)(in_fd, buf, want);
+  if (got <= 0) return got;
+  const ssize_t sent = ddp_send1(out_fd, buf, static_cast<size_t>(got), 0);
+  if (sent > 0) {
+    if (offset)
+      *offset += sent;
+    else if (sent < got)
+      ::lseek(in_fd, sent - got, SEEK_CUR);  // give back what was not sent
+  }
+  return sent;
+}
+
+}  // extern "C"
+
+extern "C" ssize_t sendfile64(int out_fd, int in_fd, off64_t* offset, size_t count) {
+  if (!fd_is_ddp(out_fd)) [[likely]]
+    return ESOCK_LIBC(sendfile64)(out_fd, in_fd, offset, count);
+  static_assert(sizeof(off64_t) == sizeof(off_t), "64-bit targets only");
+  return sendfile(out_fd, in_fd, reinterpret_cast<off_t*>(offset), count);
+}
