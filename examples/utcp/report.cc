@@ -76,10 +76,12 @@ void Driver::print_result() {
   add(" hole_open_p50_us=%.2f hole_open_p99_us=%.2f hole_open_max_us=%.2f", open.p50, open.p99,
       open.max);
   // The endpoint's own view of the out-of-order segments TCP offered it.
-  add(" ep_ooo_segments=%llu ep_ooo_placed=%llu ooo_not_self_describing=%llu ooo_crc_errors=%llu"
+  add(" ep_ooo_segments=%llu ep_ooo_placed=%llu ooo_not_self_describing=%llu"
+      " ooo_not_whole_fpdus=%llu ooo_crc_errors=%llu ooo_framing_errors=%llu"
       " ooo_not_placeable=%llu placed_bytes=%llu tx_payload_bytes=%llu tx_copied_bytes=%llu",
       ull(es.ooo_segments), ull(es.ooo_segments_placed), ull(es.ooo_not_self_describing),
-      ull(es.ooo_crc_errors), ull(es.ooo_not_placeable), ull(es.placed_bytes),
+      ull(es.ooo_not_whole_fpdus), ull(es.ooo_crc_errors), ull(es.ooo_framing_errors),
+      ull(es.ooo_not_placeable), ull(es.placed_bytes),
       ull(es.tx_payload_bytes), ull(es.tx_copied_bytes));
   add(" rto_expirations=%llu fast_recoveries=%llu ooo_dropped=%llu", ull(ts.rto_expirations),
       ull(ts.fast_recoveries), ull(ts.ooo_dropped));

@@ -93,8 +93,9 @@ class Qp {
   // One complete, CRC-checked ULPDU. Segments may arrive in any order (see README).
   void on_segment(bytes_view ulpdu);
 
-  // Early (out-of-order) placement, RFC 5041 section 5: Placement may happen in any order,
-  // Delivery happens in order. place_early() validates a data segment (tagged RDMA Write
+  // Placement apart from delivery, RFC 5041 section 5: Placement may happen in any order,
+  // Delivery happens in order. Used for segments ahead of a hole and for aligned in-order
+  // segments placed straight from the received frame. place_payload() validates a data segment (tagged RDMA Write
   // or Read Response, or an untagged Send on QN 0, payload non-empty) against the current
   // state exactly as on_segment() would now, and on success copies its payload to the
   // target with no other state change. False (nothing written, nothing changed) for any
@@ -102,10 +103,10 @@ class Qp {
   // on_segment() at its place in the stream.
   // header: exactly the DDP(+RDMAP) header octets (DdpHeader::length()); payload: the
   // payload as gather pieces in order (MPA Markers already stepped over), any split.
-  bool place_early(bytes_view header, std::span<const bytes_view> payload);
+  bool place_payload(bytes_view header, std::span<const bytes_view> payload);
   // Later, at the segment's place in the stream: everything on_segment(header + payload)
   // would do (checks, MSN bookkeeping, completions, Send with Invalidate, Terminate),
-  // except copying the payload again. Only for segments place_early() accepted; any other
+  // except copying the payload again. Only for segments place_payload() accepted; any other
   // header is a caller bug and ends the stream with an RDMAP Local Catastrophic Error.
   void on_placed_segment(bytes_view header, std::uint32_t payload_len);
   void llp_error(TerminateCause);  // MPA/TCP error: send Terminate, then error
@@ -181,7 +182,7 @@ class Qp {
   void emit_read_request(OutSegment& out, SqWr& wr);
   // rx. One received segment: its header, the raw octets a Terminate copies from (the
   // whole ULPDU, or only the header when the payload was placed early), its length, and
-  // the payload to place (empty when place_early() already placed it).
+  // the payload to place (empty when place_payload() already placed it).
   struct Rx {
     DdpHeader h;
     bytes_view raw;
@@ -192,7 +193,7 @@ class Qp {
     bytes_view payload() const { return raw.subspan(h.length()); }  // only when !placed
   };
   // Where a data segment goes, or why it may not go there: the checks on_segment makes,
-  // split from the state change so place_early() can run them alone.
+  // split from the state change so place_payload() can run them alone.
   struct Target {
     std::optional<TerminateCause> cause;
     std::uint8_t* dst = nullptr;  // tagged

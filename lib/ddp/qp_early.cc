@@ -2,7 +2,7 @@
 // Data Sink place a segment whenever it arrives and requires only Delivery to be in order,
 // so a transport that sees segments above a hole (lib/tcp's on_out_of_order) may place
 // them at once and keep just the sequence range. The checks here are the ones on_segment
-// makes (qp_rx.cc calls them too), split from every state change: place_early runs them
+// makes (qp_rx.cc calls them too), split from every state change: place_payload runs them
 // and copies, on_placed_segment later runs the whole in-order path without the copy.
 #include <algorithm>
 
@@ -113,7 +113,7 @@ Qp::Target Qp::check_send(const DdpHeader& h, std::uint32_t len) const {
   return t;
 }
 
-bool Qp::place_early(bytes_view header, std::span<const bytes_view> payload) {
+bool Qp::place_payload(bytes_view header, std::span<const bytes_view> payload) {
   if (state_ != QpState::rts && state_ != QpState::closing) return false;
   // RFC 6581: before the RTR, the first segment decides the stream; nothing is placed.
   if (rtr_expected_) return false;
@@ -140,7 +140,7 @@ void Qp::on_placed_segment(bytes_view header, std::uint32_t payload_len) {
   if (state_ != QpState::rts && state_ != QpState::closing) return;
   DdpHeader h;
   if (parse(header, h) != WireError::ok || header.size() != h.length() || !is_data_segment(h))
-    return fail(term::rdmap_catastrophic, {});  // not a segment place_early() accepted
+    return fail(term::rdmap_catastrophic, {});  // not a segment place_payload() accepted
   Rx s;
   s.h = h;
   s.raw = header;

@@ -79,7 +79,7 @@ constexpr bool opcode_is_tagged(RdmapOpcode op) {
 }
 // The header length a ULPDU announces in its first (DDP control) octet: the T bit selects
 // the buffer model (RFC 5041 section 6.1). For splitting an MPA ULPDU prefix into the
-// header place_early()/on_placed_segment() take and the payload after it.
+// header place_payload()/on_placed_segment() take and the payload after it.
 constexpr std::size_t header_length(std::uint8_t ddp_ctrl) {
   return (ddp_ctrl & 0x80) ? tagged_hdr_len : untagged_hdr_len;
 }

@@ -1,4 +1,4 @@
-// Two rnic::Connection engines joined by an in-memory byte pipe that cuts the stream at
+// Two software RNIC engines over byte streams (rnic::ByteStreamEngine) joined by an in-memory byte pipe that cuts the stream at
 // seeded random points: MPA negotiation, framing and DDP/RDMAP exchanges end to end, every
 // byte verified, across MPA revisions, markers, CRC and peer-to-peer RTR modes.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "esock/rnic/connection.h"
+#include "esock/rnic/byte_stream_engine.h"
 
 namespace esock::rnic {
 namespace {
@@ -47,24 +47,29 @@ mpa::Config mpa_config(const Mode& m, bool initiator) {
   return c;
 }
 
-// One side: its own STag table (another host), completion queues and connection engine.
+// One side: its own context (STag table: another host) and engine with its completion queues.
 struct Side {
   Side(const Mode& m, bool initiator, std::size_t emss)
-      : pd(stags.alloc_pd()), conn(config(m, initiator, emss, pd), stags, scq, rcq) {}
+      : conn(config(m, initiator, emss), ctx),
+        stags(ctx.stags()),
+        pd(ctx.pd()),
+        scq(conn.engine().send_cq()),
+        rcq(conn.engine().recv_cq()) {}
 
-  static ConnectionConfig config(const Mode& m, bool initiator, std::size_t emss,
-                                 std::uint32_t pd) {
-    ConnectionConfig c;
-    c.mpa = mpa_config(m, initiator);
-    c.qp.pd = pd;
+  static ByteStreamConfig config(const Mode& m, bool initiator, std::size_t emss) {
+    ByteStreamConfig c;
+    c.engine.mpa = mpa_config(m, initiator);
+    c.engine.cq_depth = 1024;
     c.emss = emss;
     return c;
   }
 
-  ddp::StagTable stags;
+  Context ctx;
+  ByteStreamEngine conn;
+  ddp::StagTable& stags;
   std::uint32_t pd;
-  ddp::CompletionQueue scq{1024}, rcq{1024};
-  Connection conn;
+  ddp::CompletionQueue& scq;
+  ddp::CompletionQueue& rcq;
 };
 
 class PipeTest : public testing::TestWithParam<Mode> {
@@ -84,7 +89,7 @@ class PipeTest : public testing::TestWithParam<Mode> {
     ASSERT_TRUE(quiet) << "pipe never went quiet";
     for (Side* s : {&a, &b}) {
       // A healthy exchange never fails; say why if it did.
-      EXPECT_NE(s->conn.state(), Connection::State::failed) << s->conn.error();
+      EXPECT_NE(s->conn.state(), Engine::State::failed) << s->conn.error();
       if (auto t = s->conn.qp().terminate_cause()) {
         ADD_FAILURE() << (s == &a ? "initiator" : "responder") << " Terminate "
                       << (s->conn.qp().terminate_received() ? "received" : "sent") << ": layer "
@@ -106,8 +111,8 @@ class PipeTest : public testing::TestWithParam<Mode> {
 
   void connect() {
     run();
-    ASSERT_EQ(a.conn.state(), Connection::State::established) << a.conn.error();
-    ASSERT_EQ(b.conn.state(), Connection::State::established) << b.conn.error();
+    ASSERT_EQ(a.conn.state(), Engine::State::established) << a.conn.error();
+    ASSERT_EQ(b.conn.state(), Engine::State::established) << b.conn.error();
     const Mode& m = GetParam();
     EXPECT_EQ(a.conn.negotiated().revision, m.revision);
     EXPECT_EQ(a.conn.negotiated().crc, m.crc);

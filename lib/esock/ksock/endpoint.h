@@ -11,7 +11,9 @@
 #include "ddp/cq.h"
 #include "ddp/qp.h"
 #include "esock/ksock/context.h"
-#include "esock/rnic/connection.h"
+#include "esock/ksock/stream_io.h"
+#include "esock/rnic/byte_stream_engine.h"
+#include "esock/rnic/engine_verbs.h"
 #include "mpa/negotiator.h"
 
 namespace esock::ksock {
@@ -23,56 +25,50 @@ struct Options {
   std::size_t cq_depth = 4096;
 };
 
-class Endpoint {
+class Endpoint final : public rnic::EndpointVerbs {
  public:
   // Connects over TCP and negotiates MPA as the initiator. On failure returns null and sets *why.
   static std::unique_ptr<Endpoint> connect(Context& ctx, const std::string& host,
                                            std::uint16_t port, Options opts, std::string* why);
   // Takes a connected TCP socket and negotiates MPA as the responder (used by Listener).
   static std::unique_ptr<Endpoint> accept_fd(Context& ctx, int fd, Options opts, std::string* why);
-  ~Endpoint();
+  ~Endpoint() override;
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
-
-  // Work requests: 0 or an errno value (see ddp::Qp).
-  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg, bool solicited = false,
-                ddp::stag_t invalidate = 0);
-  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg);
-  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                 std::uint64_t remote_to);
-  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                std::uint64_t remote_to);
-
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) { return send_cq_.poll(out); }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) { return recv_cq_.poll(out); }
 
   // Reads what the socket has, writes what the queue pair has framed, waiting up to
   // timeout_ms for the socket when there is nothing to do. False once the stream is over.
   bool progress(int timeout_ms);
   // Drives progress until a completion arrives on the send (or receive) queue.
-  bool wait_send(ddp::Completion& out, int timeout_ms) { return wait(send_cq_, out, timeout_ms); }
-  bool wait_recv(ddp::Completion& out, int timeout_ms) { return wait(recv_cq_, out, timeout_ms); }
+  bool wait_send(ddp::Completion& out, int timeout_ms) { return wait(false, out, timeout_ms); }
+  bool wait_recv(ddp::Completion& out, int timeout_ms) { return wait(true, out, timeout_ms); }
 
   // Orderly close: sends what is queued, then FIN; waits up to timeout_ms for the peer's FIN.
   void close(int timeout_ms = 1000);
 
   int fd() const { return fd_; }
   const mpa::Negotiated& negotiated() const { return conn_.negotiated(); }
-  rnic::Connection& connection() { return conn_; }
+  rnic::ByteStreamEngine& connection() { return conn_; }
+  rnic::Engine& engine() override { return conn_.engine(); }
   const std::string& error() const { return conn_.error(); }
   bool alive() const;
 
  private:
   Endpoint(Context& ctx, int fd, Options opts);
   bool negotiate(int timeout_ms, std::string* why);
-  bool wait(ddp::CompletionQueue& cq, ddp::Completion& out, int timeout_ms);
-  void read_available();
-  void flush();
+  bool wait(bool recv_cq, ddp::Completion& out, int timeout_ms);
+  bool poll_one(bool recv_cq, ddp::Completion& out);
+  void flush() { io_.flush(); }
+  int posted(int rc) override {
+    if (rc == 0) flush();
+    return rc;
+  }
+  // The stream is over: the peer's FIN, a break, or our close.
+  bool eof() const { return fd_ < 0 || io_.stream() != StreamIo::Stream::open; }
 
   int fd_;
-  bool eof_ = false;
-  ddp::CompletionQueue send_cq_, recv_cq_;
-  rnic::Connection conn_;
+  rnic::ByteStreamEngine conn_;
+  StreamIo io_;
 };
 
 class Listener {

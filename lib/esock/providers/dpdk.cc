@@ -18,6 +18,7 @@
 
 #include "esock/process/config.h"
 #include "esock/providers/provider.h"
+#include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
 #include "tcp/runtime/runtime.h"
 
@@ -61,42 +62,6 @@ std::string memif_server_socket(const std::string& devargs) {
   }
   return server && file ? path : std::string{};
 }
-
-// rnic::Verbs over an endpoint: posting goes through the endpoint so what can be framed
-// leaves at once; memory is registered in the connection's own context (one STag table
-// per connection, as the ksock provider has).
-class EndpointVerbs final : public rnic::Verbs {
- public:
-  EndpointVerbs(utcp::Endpoint& ep, rnic::Context& ctx) : ep_(ep), ctx_(ctx) {}
-  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_.post_send(wr_id, sg);
-  }
-  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) override {
-    return ep_.post_recv(wr_id, sg);
-  }
-  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                std::uint64_t remote_to) override {
-    return ep_.post_read(wr_id, sink, rkey, remote_to);
-  }
-  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                 std::uint64_t remote_to) override {
-    return ep_.post_write(wr_id, sg, rkey, remote_to);
-  }
-  ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) override {
-    return ctx_.reg_mr(addr, len, access);
-  }
-  int dereg_mr(ddp::stag_t stag) override { return ctx_.dereg_mr(stag); }
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) override {
-    return ep_.poll_send_cq(out);
-  }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override {
-    return ep_.poll_recv_cq(out);
-  }
-
- private:
-  utcp::Endpoint& ep_;
-  rnic::Context& ctx_;
-};
 
 class DpdkProvider;
 
@@ -163,7 +128,7 @@ class DpdkConn final : public ProviderConn {
   utcp::Options opts_;
   rnic::Context ctx_;
   std::unique_ptr<utcp::Endpoint> ep_;
-  std::unique_ptr<EndpointVerbs> verbs_;
+  std::unique_ptr<rnic::EngineVerbs> verbs_;
   sockaddr_in local_{}, peer_{};
   int start_err_ = 0;
   bool hold_ = false;
@@ -323,7 +288,7 @@ DpdkConn::~DpdkConn() {
 void DpdkConn::attach(std::unique_ptr<utcp::Endpoint> ep) {
   ep_ = std::move(ep);
   ep_->hold_input(hold_);
-  verbs_ = std::make_unique<EndpointVerbs>(*ep_, ctx_);
+  verbs_ = std::make_unique<rnic::EngineVerbs>(ep_->engine());
   const tcp::FourTuple& t = ep_->tcp_connection()->tuple();
   local_ = to_sockaddr(t.local_ip, t.local_port);
   peer_ = to_sockaddr(t.remote_ip, t.remote_port);

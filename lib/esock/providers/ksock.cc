@@ -1,5 +1,5 @@
-// The kernel-socket provider: rnic::Connection (MPA framing + DDP/RDMAP queue pair) over a
-// connected kernel TCP socket, driven without blocking by the runtime's progress thread.
+// The kernel-socket provider: the software RNIC over a connected kernel TCP socket (the ksock
+// transport), driven without blocking by the runtime's progress thread.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -12,7 +12,9 @@
 
 #include "esock/process/libc.h"
 #include "esock/providers/provider.h"
-#include "esock/rnic/connection.h"
+#include "esock/ksock/stream_io.h"
+#include "esock/rnic/byte_stream_engine.h"
+#include "esock/rnic/engine_verbs.h"
 
 namespace esock::sockets {
 
@@ -22,14 +24,14 @@ class KsockConn final : public ProviderConn {
  public:
   KsockConn(int fd, const mpa::Config& cfg)
       : fd_(fd),
-        pd_(stags_.alloc_pd()),
-        conn_(config(fd, cfg, pd_), stags_, scq_, rcq_),
-        verbs_(conn_.qp(), stags_, pd_, scq_, rcq_) {}
+        conn_(config(fd, cfg), ctx_),
+        io_(fd, conn_, ksock::SocketCalls{ESOCK_LIBC(send), ESOCK_LIBC(recv)}, 64 * 1024),
+        verbs_(conn_.engine()) {}
   ~KsockConn() override { ESOCK_LIBC(close)(fd_); }
 
   bool negotiate(int timeout_ms, int* err, std::string* why) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (conn_.state() == rnic::Connection::State::negotiating && state_ == 0) {
+    while (conn_.state() == rnic::Engine::State::negotiating && io_.stream() == Stream::open) {
       flush();
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
@@ -42,9 +44,10 @@ class KsockConn final : public ProviderConn {
       if (::poll(&p, 1, static_cast<int>(left.count())) > 0) on_ready(p.revents);
     }
     flush();  // a Reject still goes out (RFC 5044 section 7.1)
-    if (conn_.state() == rnic::Connection::State::established) return true;
-    *err = state_ > 0 || conn_.state() == rnic::Connection::State::negotiating ? ECONNRESET
-                                                                               : ECONNREFUSED;
+    if (conn_.state() == rnic::Engine::State::established) return true;
+    *err = io_.stream() != Stream::open || conn_.state() == rnic::Engine::State::negotiating
+               ? ECONNRESET
+               : ECONNREFUSED;
     *why =
         conn_.error().empty() ? "peer closed the connection during MPA negotiation" : conn_.error();
     return false;
@@ -54,38 +57,32 @@ class KsockConn final : public ProviderConn {
   const mpa::Negotiated& negotiated() const override { return conn_.negotiated(); }
   int poll_fd() const override { return fd_; }
   short poll_events() const override {
-    if (state_ != 0) return 0;
+    if (io_.stream() != Stream::open) return 0;
     return static_cast<short>((hold_ ? 0 : POLLIN) | (output_pending() ? POLLOUT : 0));
   }
   bool output_pending() const override { return !conn_.output().empty(); }
   int transport_state() const override {
+    switch (io_.stream()) {
+      case Stream::broken:
+        return ECONNRESET;
+      case Stream::ended:
+        return -1;
+      case Stream::open:
+        break;
+    }
     // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset does.
-    if (state_ == 0 && (conn_.state() == rnic::Connection::State::failed || terminated_))
-      return ECONNRESET;
-    return state_;
+    const bool failed = conn_.state() == rnic::Engine::State::failed || terminated_;
+    return failed ? ECONNRESET : 0;
   }
 
   void on_ready(short revents) override {
-    if (!hold_ && (revents & (POLLIN | POLLHUP | POLLERR))) read_available();
+    if (!hold_ && (revents & (POLLIN | POLLHUP | POLLERR))) io_.read_available();
     flush();
   }
 
   void flush() override {
-    for (;;) {
-      conn_.pump();
-      terminated_ = terminated_ || conn_.qp().state() == ddp::QpState::error;
-      const bytes_view out = conn_.output();
-      if (out.empty() || state_ > 0) return;
-      const ssize_t n = ESOCK_LIBC(send)(fd_, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n > 0) {
-        conn_.consume(static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-      broken(false);  // RST or EPIPE: the LLP is gone
-      return;
-    }
+    io_.flush();
+    terminated_ = terminated_ || conn_.engine().terminated();
   }
 
   void hold_input(bool on) override { hold_ = on; }
@@ -100,10 +97,11 @@ class KsockConn final : public ProviderConn {
   }
 
  private:
-  static rnic::ConnectionConfig config(int fd, const mpa::Config& m, std::uint32_t pd) {
-    rnic::ConnectionConfig c;
-    c.mpa = m;
-    c.qp.pd = pd;
+  using Stream = ksock::StreamIo::Stream;
+
+  static rnic::ByteStreamConfig config(int fd, const mpa::Config& m) {
+    rnic::ByteStreamConfig c;
+    c.engine.mpa = m;
     int mss = 0;
     socklen_t l = sizeof mss;
     if (ESOCK_LIBC(getsockopt)(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &l) == 0 && mss >= 536)
@@ -111,35 +109,13 @@ class KsockConn final : public ProviderConn {
     return c;
   }
 
-  void read_available() {
-    std::array<std::uint8_t, 64 * 1024> buf;
-    for (int i = 0; i < 16 && state_ == 0; ++i) {  // bounded: never starve the others
-      const ssize_t n = ESOCK_LIBC(recv)(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
-      if (n > 0) {
-        conn_.on_bytes({buf.data(), static_cast<std::size_t>(n)});
-        if (static_cast<std::size_t>(n) < buf.size()) return;
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-      broken(n == 0);
-    }
-  }
-
-  void broken(bool orderly) {
-    state_ = orderly ? -1 : ECONNRESET;
-    conn_.on_transport_closed(orderly);
-  }
-
   int fd_;
-  int state_ = 0;
-  bool terminated_ = false;
-  bool hold_ = false;  // the queue pair reached the error state (Terminate)
-  ddp::StagTable stags_;
-  std::uint32_t pd_;
-  ddp::CompletionQueue scq_{4096}, rcq_{4096};
-  rnic::Connection conn_;
-  rnic::QpVerbs verbs_;
+  bool terminated_ = false;  // the queue pair reached the error state (Terminate)
+  bool hold_ = false;
+  rnic::Context ctx_;  // one protection domain and STag table per connection
+  rnic::ByteStreamEngine conn_;
+  ksock::StreamIo io_;
+  rnic::EngineVerbs verbs_;
 };
 
 class KsockProvider final : public Provider {

@@ -1,25 +1,26 @@
-// Endpoint lifecycle: TCP open, MPA negotiation, the step to RDMAP streaming, close.
+// Endpoint lifecycle: TCP open, the engine started once TCP is up, close.
 #include "esock/utcp/endpoint.h"
 
-#include <cerrno>
 #include <utility>
 
-#include "esock/rnic/llp_errors.h"
-#include "esock/rnic/rdmap_start.h"
 #include "esock/utcp/tx_pool.h"
 
 namespace esock::utcp {
 
 namespace {
 
-ddp::QpConfig qp_config(rnic::Context& ctx, ddp::QpConfig q) {
-  q.pd = ctx.pd();
-  return q;
-}
-
-mpa::Config mpa_config(mpa::Config m, bool initiator) {
-  m.initiator = initiator;
-  return m;
+rnic::EngineConfig engine_config(const Options& o, bool initiator) {
+  rnic::EngineConfig c;
+  c.mpa = o.mpa;
+  c.mpa.initiator = initiator;
+  c.qp = o.qp;
+  c.cq_depth = o.cq_depth;
+  // Zero-copy transmit: a Send/Write completes when TCP no longer needs its octets.
+  c.complete_on_ack = true;
+  // Every segment of an aligned sender starts with an FPDU (RFC 5044 section 9).
+  c.place_aligned_segments = true;
+  c.out_of_order_placement = o.ooo_placement;
+  return c;
 }
 
 }  // namespace
@@ -28,16 +29,8 @@ Endpoint::Endpoint(tcp::Stack& stack, tcp::Connection* conn, rnic::Context& ctx,
                    bool initiator)
     : stack_(stack),
       conn_(conn),
-      send_cq_(opts.cq_depth),
-      recv_cq_(opts.cq_depth),
-      opts_(opts),
-      state_(State::connecting),
-      negotiator_(mpa_config(opts.mpa, initiator)),
-      qp_(qp_config(ctx, opts.qp), ctx.stags(), send_cq_, recv_cq_),
-      pool_(TxPool::create()) {
-  opts_.mpa.initiator = initiator;
-  // Zero-copy transmit: a Send/Write completes when TCP no longer needs its octets.
-  qp_.set_complete_on_ack(true);
+      pool_(TxPool::create()),
+      engine_(engine_config(opts, initiator), ctx, *this) {
   conn_->set_user(this);
 }
 
@@ -65,6 +58,20 @@ Endpoint::~Endpoint() {
   pool_->orphan();
 }
 
+Endpoint::State Endpoint::state() const {
+  switch (engine_.state()) {
+    case rnic::Engine::State::negotiating:
+      return tcp_up_ ? State::negotiating : State::connecting;
+    case rnic::Engine::State::established:
+      return State::established;
+    case rnic::Engine::State::failed:
+      return State::failed;
+    case rnic::Engine::State::closed:
+      break;
+  }
+  return State::closed;
+}
+
 void Endpoint::release_tcp() {
   if (conn_ == nullptr) return;
   conn_->set_user(nullptr);
@@ -78,67 +85,18 @@ void Endpoint::release_tcp() {
 }
 
 void Endpoint::on_established() {
-  if (state_ != State::connecting) return;
-  state_ = State::negotiating;
+  if (tcp_up_) return;
+  tcp_up_ = true;
   // The recv queue starts at IRS + 1; the MPA stream after the peer's Request/Reply.
   rx_seq_ = conn_->tcb().irs() + 1;
-  // RFC 5044 section 7.1: the initiator sends its Request at once; the responder answers.
-  send_copy(negotiator_.take_output());
+  engine_.start();  // RFC 5044 section 7.1: the initiator's Request goes out at once
   work_ = true;
-}
-
-void Endpoint::established() {
-  const mpa::Negotiated& n = negotiator_.result();
-  framer_.emplace(n.markers_tx, n.crc);
-  // RFC 5044 section 4.1: ULPDU_Length is 16 bits, so no FPDU carries more than 65535.
-  deframer_.emplace(n.markers_rx, n.crc, 65535);
-  hold_tx_until_rx_ = rnic::start_rdmap(n, opts_.mpa.initiator, qp_);
-  rx_pos_ = 0;
-  rx_stream_started_ = true;
-  state_ = State::established;
 }
 
 void Endpoint::on_closed(tcp::CloseReason r) {
-  if (state_ == State::closed || state_ == State::failed) return;
-  if (r == tcp::CloseReason::normal) {
-    qp_.llp_closed();
-    state_ = State::closed;
-  } else {
-    qp_.llp_error(rnic::llp_connection_lost());
-    fail(std::string("TCP connection ") + tcp::to_string(r));
-  }
+  engine_.on_transport_closed(r == tcp::CloseReason::normal,
+                              std::string("TCP connection ") + tcp::to_string(r));
   work_ = true;
-}
-
-void Endpoint::fail(std::string why) {
-  if (state_ == State::failed) return;
-  state_ = State::failed;
-  error_ = std::move(why);
-}
-
-int Endpoint::post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg, bool solicited,
-                        ddp::stag_t invalidate) {
-  const int rc = qp_.post_send(wr_id, sg, solicited, invalidate);
-  if (rc == 0) transmit();
-  return rc;
-}
-
-int Endpoint::post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) {
-  return qp_.post_recv(wr_id, sg);
-}
-
-int Endpoint::post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                         std::uint64_t remote_to) {
-  const int rc = qp_.post_write(wr_id, sg, rkey, remote_to);
-  if (rc == 0) transmit();
-  return rc;
-}
-
-int Endpoint::post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                        std::uint64_t remote_to) {
-  const int rc = qp_.post_read(wr_id, sink, rkey, remote_to);
-  if (rc == 0) transmit();
-  return rc;
 }
 
 bool Endpoint::progress() {
@@ -157,7 +115,7 @@ bool Endpoint::progress() {
 
 void Endpoint::close() {
   close_requested_ = true;
-  if (state_ == State::established) qp_.close();
+  engine_.close();
   transmit();
 }
 

@@ -18,6 +18,8 @@
 //   a Send/Write completes when no copy of its octets can be needed again (tx_pool.h).
 // * Receive copies each payload octet once, from the received frame into its target.
 //
+// MPA, DDP and RDMAP themselves are the software RNIC engine (rnic/engine.h); this file is the
+// transport under it: TCP sequence numbers to stream positions, placed ranges, records.
 // One thread owns an endpoint and its stack (ARCHITECTURE.md). Callbacks from the stack do
 // only what cannot wait (out-of-order placement); everything else happens in progress(),
 // which the owner calls after each Stack::poll().
@@ -26,16 +28,15 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 
 #include "ddp/cq.h"
 #include "ddp/qp.h"
 #include "esock/rnic/context.h"
-#include "esock/utcp/placed_fpdus.h"
-#include "mpa/deframer.h"
-#include "mpa/framer.h"
+#include "esock/rnic/engine.h"
+#include "esock/rnic/engine_verbs.h"
+#include "esock/rnic/transport.h"
 #include "mpa/negotiator.h"
 #include "tcp/stack/stack.h"
 
@@ -52,22 +53,11 @@ struct Options {
   bool ooo_placement = true;
 };
 
-struct Stats {
-  std::uint64_t fpdus_tx = 0;
-  std::uint64_t fpdus_rx = 0;            // processed in order from TCP's byte stream
-  std::uint64_t fpdus_rx_direct = 0;     // of those: placed straight from the frame (1 copy)
-  std::uint64_t fpdus_placed_early = 0;  // placed out of order, completed in order
-  std::uint64_t ooo_segments = 0;        // offered by TCP (ahead of a hole)
-  std::uint64_t ooo_segments_placed = 0;
-  std::uint64_t ooo_not_self_describing = 0;  // no FPDU header found / not whole FPDUs
-  std::uint64_t ooo_crc_errors = 0;           // left to the in-order path, fatal there
-  std::uint64_t ooo_not_placeable = 0;        // e.g. no receive posted yet, not data
-  std::uint64_t placed_bytes = 0;             // payload octets placed out of order
-  std::uint64_t tx_payload_bytes = 0;         // sent by reference (zero-copy)
-  std::uint64_t tx_copied_bytes = 0;          // headers, Markers, pad, CRC (copied)
-};
+using Stats = rnic::EngineStats;
 
-class Endpoint final : private tcp::TcbUser {
+class Endpoint final : public rnic::EndpointVerbs,
+                       private tcp::TcbUser,
+                       private rnic::Transport {
  public:
   enum class State { connecting, negotiating, established, failed, closed };
 
@@ -84,17 +74,6 @@ class Endpoint final : private tcp::TcbUser {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
-  // Work requests: 0 or an errno value (see ddp::Qp).
-  int post_send(std::uint64_t wr_id, std::span<const ddp::Sge> sg, bool solicited = false,
-                ddp::stag_t invalidate = 0);
-  int post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg);
-  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
-                 std::uint64_t remote_to);
-  int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
-                std::uint64_t remote_to);
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) { return send_cq_.poll(out); }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) { return recv_cq_.poll(out); }
-
   // Processes received octets, completes acknowledged work requests and frames output.
   // True when anything happened (for the caller's idle back-off).
   bool progress();
@@ -109,13 +88,14 @@ class Endpoint final : private tcp::TcbUser {
     work_ = true;
   }
 
-  State state() const { return state_; }
-  const std::string& error() const { return error_; }
-  const mpa::Negotiated& negotiated() const { return negotiator_.result(); }
-  const Stats& stats() const { return stats_; }
+  State state() const;
+  const std::string& error() const { return engine_.error(); }
+  const mpa::Negotiated& negotiated() const { return engine_.negotiated(); }
+  const Stats& stats() const { return engine_.stats(); }
   tcp::Connection* tcp_connection() { return conn_; }
-  ddp::Qp& qp() { return qp_; }
-  std::size_t placed_pending() const { return placed_.size(); }
+  rnic::Engine& engine() override { return engine_; }
+  ddp::Qp& qp() { return engine_.qp(); }
+  std::size_t placed_pending() const { return engine_.placed_pending(); }
 
  private:
   Endpoint(tcp::Stack& stack, tcp::Connection* conn, rnic::Context& ctx, Options opts,
@@ -128,56 +108,36 @@ class Endpoint final : private tcp::TcbUser {
   void on_closed(tcp::CloseReason r) override;
   bool on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef& ref) override;
   void on_range_delivered(std::uint32_t seq, std::uint32_t len) override;
+  // rnic::Transport (endpoint_tx.cc)
+  bool send_frame(bytes_view frame) override;
+  std::size_t max_fpdu(bool markers) const override;
+  bool can_send(std::size_t fpdu_len) const override;
+  bool send_fpdu(std::span<const mpa::FramePiece> pieces, std::uint64_t seg_id) override;
 
-  // endpoint_rx.cc
-  bool receive();
-  void feed(bytes_view in);
-  void deframe(bytes_view in);
-  bool skip_placed(std::uint32_t len);
-  enum class PlaceResult { placed, crc_error, not_self_describing, not_placeable };
-  PlaceResult scan_and_place(bytes_view data, std::uint64_t pos, std::span<PlacedFpdu> rec,
-                             std::size_t* n);
-  bool place_in_order(bytes_view v);
-  std::uint64_t rx_stream_pos(std::uint32_t seq) const;
-  // endpoint_tx.cc
+  bool receive();  // endpoint_rx.cc
   bool transmit();
-  bool frame_one();
   void complete_acked();
-  void send_copy(bytes_view b);
-
-  void established();
-  void fail(std::string why);
   void release_tcp();
+  bool ending() const;
 
   tcp::Stack& stack_;
   tcp::Connection* conn_;
-  ddp::CompletionQueue send_cq_, recv_cq_;
-  Options opts_;
-  State state_;
-  std::string error_;
-  mpa::Negotiator negotiator_;
-  std::optional<mpa::Framer> framer_;
-  std::optional<mpa::Deframer> deframer_;
-  ddp::Qp qp_;
   TxPool* pool_;
-  Stats stats_;
+  rnic::Engine engine_;
+  bool tcp_up_ = false;  // TCP established: MPA started
   bool work_ = true;
-  bool hold_tx_until_rx_ = false;
   bool hold_input_ = false;
   bool fin_sent_ = false;
   bool close_requested_ = false;
-  std::uint64_t acked_reported_ = 0;  // highest segment id passed to Qp::on_acked
+  std::uint64_t acked_reported_ = 0;  // highest segment id passed to Engine::on_acked
 
   // Receive side, in TCP sequence space. rx_seq_: sequence number of the next octet the
-  // recv queue hands us. The MPA stream starts after the peer's Request/Reply.
+  // recv queue hands us; its MPA stream position is engine_.rx_position().
   std::uint32_t rx_seq_ = 0;
-  std::uint64_t rx_pos_ = 0;  // MPA stream position of rx_seq_ (valid once established)
-  bool rx_stream_started_ = false;
   struct Skip {
     std::uint32_t seq, len;
   };
   std::deque<Skip> skips_;  // placed ranges TCP delivered, in sequence order
-  PlacedFpdus placed_;
 };
 
 }  // namespace esock::utcp

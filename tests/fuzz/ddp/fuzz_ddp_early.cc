@@ -1,14 +1,14 @@
 // Early placement against a posted state: a Qp with a remote-writable region, posted
 // receive WRs (scatter lists with a zero-length SGE) and two outstanding RDMA Reads is
-// driven by arbitrary interleavings of on_segment, place_early (payload cut into
+// driven by arbitrary interleavings of on_segment, place_payload (payload cut into
 // arbitrary gather pieces) and on_placed_segment. Every region is its own exact-size heap
-// block so ASan sees any octet written or read out of bounds; a refused place_early must
+// block so ASan sees any octet written or read out of bounds; a refused place_payload must
 // leave memory, state and completion queues untouched.
 //
 // Input: octet 0 = setup flags (bit 0: expect an RTR of kind (bits 1-2) % 3), then ops,
 // each starting with an op octet o:
 //   o & 3 == 0: on_segment       n, then n octets
-//   o & 3 == 1: place_early      hl (% 32), n, split, then hl header and n payload octets;
+//   o & 3 == 1: place_payload      hl (% 32), n, split, then hl header and n payload octets;
 //                                pieces of (split & 7) + 1 octets, an empty piece before
 //                                each when split & 8
 //   o & 3 == 2: on_placed_segment hl (% 32), len (2 octets, big endian), then hl octets
@@ -136,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           i += k;
         }
         const Snapshot before = snap(st);
-        if (!st.qp.place_early(h, pieces) && !unchanged(before, st)) __builtin_trap();
+        if (!st.qp.place_payload(h, pieces) && !unchanged(before, st)) __builtin_trap();
         // Placement never changes anything but memory.
         if (st.qp.state() != before.state || st.rcq.size() != before.rcq ||
             st.scq.size() != before.scq)

@@ -1,7 +1,7 @@
 // Early placement equivalence (RFC 5041 section 5: Placement in any order, Delivery in
 // order). A peer Qp produces a seeded mix of multi-segment Sends, Writes and Read
 // Responses to our Read Requests; one receiver takes the stream with on_segment alone,
-// another sees it locally reordered, places what it can with place_early (payload split
+// another sees it locally reordered, places what it can with place_payload (payload split
 // into random gather pieces) and processes every segment at its in-order turn with
 // on_placed_segment or on_segment. Memory, completions, state and every octet the
 // receivers send must match. The fault variant adds a Send with Invalidate of the Write
@@ -211,7 +211,7 @@ struct Scenario {
         pieces.push_back(pl.first(k));
         pl = pl.subspan(k);
       }
-      placed[j] = r.side.qp.place_early(hdr, pieces);
+      placed[j] = r.side.qp.place_payload(hdr, pieces);
     };
     std::size_t next = 0;
     auto in_order = [&] {

@@ -1,4 +1,4 @@
-// Early placement, targeted: what place_early accepts and refuses (refusal leaves no
+// Early placement, targeted: what place_payload accepts and refuses (refusal leaves no
 // trace), payload split octet by octet across a scatter list, completions only at the
 // in-order turn, and the checks that pass at placement but fail at the in-order turn
 // (an STag invalidated in between, a message delivered in between): the Terminate is the
@@ -36,7 +36,7 @@ bool place(Qp& qp, const Bytes& s, std::size_t piece = 1000) {
     pieces.push_back(pl.first(k));
     pl = pl.subspan(k);
   }
-  return qp.place_early(hdr, pieces);
+  return qp.place_payload(hdr, pieces);
 }
 
 void on_placed(Qp& qp, const Bytes& s) {
@@ -127,8 +127,8 @@ TEST_F(Early, RefusedSegmentsLeaveNoTrace) {
   // The header must be exactly the header: one octet more or less is refused.
   const Bytes w = seg(write_hdr(e.wk, e.base), payload);
   const bytes_view pieces[] = {bytes_view(w).subspan(tagged_hdr_len + 1)};
-  EXPECT_FALSE(e.side.qp.place_early(bytes_view(w).first(tagged_hdr_len + 1), pieces));
-  EXPECT_FALSE(e.side.qp.place_early(bytes_view(w).first(tagged_hdr_len - 1), pieces));
+  EXPECT_FALSE(e.side.qp.place_payload(bytes_view(w).first(tagged_hdr_len + 1), pieces));
+  EXPECT_FALSE(e.side.qp.place_payload(bytes_view(w).first(tagged_hdr_len - 1), pieces));
   EXPECT_TRUE(std::all_of(mem.begin(), mem.end(), [](auto x) { return x == 0; }));
   EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](auto x) { return x == 0; }));
   EXPECT_EQ(e.side.qp.state(), QpState::rts);

@@ -1,4 +1,4 @@
-// Two ESTP engines over two rnic::Connection engines joined in memory (as tests/pipe does):
+// Two ESTP engines over two software RNIC engines (rnic::ByteStreamEngine) joined in memory (as tests/pipe does):
 // the Hello travels in the MPA private data, octets move in seeded random pieces.
 #pragma once
 
@@ -9,26 +9,23 @@
 #include <vector>
 
 #include "esock/estp/stream.h"
-#include "esock/rnic/verbs.h"
-#include "esock/rnic/connection.h"
+#include "esock/rnic/byte_stream_engine.h"
+#include "esock/rnic/engine_verbs.h"
 
 namespace esock::estp::testing {
 
 struct Side {
-  Side(bool initiator, Params p) : params(p), pd(stags.alloc_pd()) {
-    rnic::ConnectionConfig c;
-    c.mpa.initiator = initiator;
-    c.mpa.private_data = emit_hello(hello_of(p));
-    c.qp.pd = pd;
-    conn = std::make_unique<rnic::Connection>(c, stags, scq, rcq);
-    verbs = std::make_unique<rnic::QpVerbs>(conn->qp(), stags, pd, scq, rcq);
+  Side(bool initiator, Params p) : params(p) {
+    rnic::ByteStreamConfig c;
+    c.engine.mpa.initiator = initiator;
+    c.engine.mpa.private_data = emit_hello(hello_of(p));
+    conn = std::make_unique<rnic::ByteStreamEngine>(c, ctx);
+    verbs = std::make_unique<rnic::EngineVerbs>(conn->engine());
   }
   Params params;
-  ddp::StagTable stags;
-  std::uint32_t pd;
-  ddp::CompletionQueue scq{4096}, rcq{4096};
-  std::unique_ptr<rnic::Connection> conn;
-  std::unique_ptr<rnic::QpVerbs> verbs;
+  rnic::Context ctx;
+  std::unique_ptr<rnic::ByteStreamEngine> conn;
+  std::unique_ptr<rnic::EngineVerbs> verbs;
   std::unique_ptr<Stream> stream;
 };
 
@@ -40,7 +37,7 @@ class Pair {
   bool connect() {
     run_bytes();
     for (Side* s : {&a, &b}) {
-      if (s->conn->state() != rnic::Connection::State::established) return false;
+      if (s->conn->state() != rnic::Engine::State::established) return false;
       const auto peer = parse_hello(s->conn->negotiated().peer_private_data);
       if (!peer) return false;
       s->stream = std::make_unique<Stream>(*s->verbs, s->params, *peer);

@@ -216,7 +216,7 @@ TEST(Estp, MalformedSendIsAProtocolError) {
   Pair p(params(4, 256, 0), params(4, 256, 0), 14);
   ASSERT_TRUE(p.connect());
   std::vector<std::uint8_t> junk(40, 0xab);
-  const ddp::stag_t l = p.a.stags.register_mr(p.a.pd, junk.data(), junk.size(), 1);
+  const ddp::stag_t l = p.a.ctx.reg_mr(junk.data(), junk.size(), 1);
   const ddp::Sge sge{junk.data(), 40, l};
   ASSERT_EQ(p.a.conn->qp().post_send(99, {&sge, 1}), 0);
   p.run();

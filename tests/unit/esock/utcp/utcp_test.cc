@@ -39,8 +39,10 @@ std::string stats(const Endpoint& e) {
   return "fpdus tx " + std::to_string(s.fpdus_tx) + " rx " + std::to_string(s.fpdus_rx) +
          " placed early " + std::to_string(s.fpdus_placed_early) + " ooo segs " +
          std::to_string(s.ooo_segments) + " placed " + std::to_string(s.ooo_segments_placed) +
-         " not self-describing " + std::to_string(s.ooo_not_self_describing) + " crc " +
-         std::to_string(s.ooo_crc_errors) + " not placeable " + std::to_string(s.ooo_not_placeable);
+         " not self-describing " + std::to_string(s.ooo_not_self_describing) + " not whole " +
+         std::to_string(s.ooo_not_whole_fpdus) + " crc " + std::to_string(s.ooo_crc_errors) +
+         " framing " + std::to_string(s.ooo_framing_errors) + " not placeable " +
+         std::to_string(s.ooo_not_placeable);
 }
 
 TEST(Utcp, NegotiatesMarkersAndCrcBothWays) {

@@ -1,7 +1,7 @@
 // FPDUs whose payload was placed out of order, waiting for their turn in the stream.
 //
 // An out-of-order segment that is a run of whole, CRC-checked FPDUs has its payload copied
-// straight into the target buffer (ddp::Qp::place_early) and TCP keeps only its sequence
+// straight into the target buffer (ddp::Qp::place_payload) and TCP keeps only its sequence
 // range. What the queue pair still has to do in stream order (MSN bookkeeping, completions,
 // RFC 5040/5041 ordering) needs only each FPDU's DDP header and payload length, kept here by
 // MPA stream position until TCP reports the range delivered.
@@ -15,11 +15,10 @@
 
 #include "base/bytes.h"
 
-namespace esock::utcp {
+namespace esock::rnic {
 
 struct PlacedFpdu {
   std::uint64_t pos = 0;       // MPA stream position of its first octet (a leading Marker's)
-  std::uint32_t wire_len = 0;  // octets in the stream, Markers included
   std::uint32_t payload_len = 0;
   std::array<std::uint8_t, 32> hdr{};  // DDP + RDMAP header (at most 28 octets)
   std::uint8_t hdr_len = 0;
@@ -59,4 +58,4 @@ class PlacedFpdus {
   std::size_t head_ = 0;
 };
 
-}  // namespace esock::utcp
+}  // namespace esock::rnic
