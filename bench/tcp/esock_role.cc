@@ -102,6 +102,9 @@ void print_stats(const char* who, Connection* c, Runtime& rt) {
       static_cast<unsigned long long>(i.rx_dropped), t.cwnd, t.snd_wnd, unsigned{t.smss},
       static_cast<long long>(t.srtt.count() / 1000),
       static_cast<long long>(t.rto.count() / 1'000'000));
+  // Stack-wide TCP input drops by reason (drop_reason.h).
+  std::fprintf(stderr, "esock %s: tcp drops: %s\n", who,
+               to_string(rt.stack().stats().drops).c_str());
 }
 
 }  // namespace

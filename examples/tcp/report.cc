@@ -65,6 +65,10 @@ void print_report(const Options& o, const Transfer& x, Runtime& rt) {
       static_cast<unsigned long long>(is.tcp_bad_csum),
       static_cast<unsigned long long>(is.tx_device_full),
       static_cast<unsigned long long>(is.tx_arp_dropped));
+  // Stack-wide TCP input drops by reason (drop_reason.h): the non-zero ones as key=value.
+  const DropCounters drops = rt.stack().stats().drops;
+  std::printf("DROPS total=%llu%s%s\n", static_cast<unsigned long long>(drops.total()),
+              drops.total() ? " " : "", drops.total() ? to_string(drops).c_str() : "");
   if (const FaultInjector* f = rt.faults()) {
     const FaultCounters& tx = f->tx_counters();
     const FaultCounters& rx = f->rx_counters();

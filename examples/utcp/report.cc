@@ -85,6 +85,16 @@ void Driver::print_result() {
       ull(es.tx_payload_bytes), ull(es.tx_copied_bytes));
   add(" rto_expirations=%llu fast_recoveries=%llu ooo_dropped=%llu", ull(ts.rto_expirations),
       ull(ts.fast_recoveries), ull(ts.ooo_dropped));
+  // The stack's TCP input drops (all connections, tcp/engine/drop_reason.h): the total,
+  // then tcp_drop_<reason>=n for each reason that moved.
+  if (rt_) {
+    const tcp::DropCounters drops = rt_->stack().stats().drops;
+    add(" tcp_drops=%llu", ull(drops.total()));
+    for (std::size_t i = 0; i < tcp::drop_reason_count; ++i)
+      if (drops.count[i])
+        add(" tcp_drop_%s=%llu", tcp::to_string(static_cast<tcp::DropReason>(i)),
+            ull(drops.count[i]));
+  }
   if (rt_ && rt_->faults()) {
     const tcp::FaultCounters& tx = rt_->faults()->tx_counters();
     const tcp::FaultCounters& rx = rt_->faults()->rx_counters();

@@ -17,12 +17,17 @@ bool Tcb::process_ack(Instant now, const TcpRepr& seg, std::size_t payload_len) 
   std::uint32_t ack = seg.ack;
   // RFC 5961 5.2: acceptable only if SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT.
   if (seq_gt(ack, snd_max_)) {
-    ++stats_.bad_acks_dropped;
-    ack_now_ = true;  // 3.10.7.4: ACK something not yet sent: send an ACK, drop
+    // 3.10.7.4 fifth: "If the ACK acks something not yet sent (SEG.ACK > SND.NXT) then
+    // send an ACK, drop the segment, and return" (SND.MAX here: see tcb.h).
+    count_drop(DropReason::ack_unsent);
+    ack_now_ = true;
     return false;
   }
   if (seq_lt(ack, snd_una_ - max_snd_wnd_)) {
-    ++stats_.bad_acks_dropped;
+    // RFC 5961 5.2: an ACK this far behind cannot come from the peer (it acknowledges
+    // data the peer's window could never have held): a blind injection. Challenge ACK,
+    // drop, so its text is not accepted either.
+    count_drop(DropReason::ack_too_old);
     send_challenge_ack(now);
     return false;
   }

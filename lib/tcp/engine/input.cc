@@ -1,5 +1,6 @@
 // SEGMENT ARRIVES (RFC 9293 3.10.7.3 for SYN-SENT, 3.10.7.4 for the other states), with
-// PAWS (RFC 7323 5) and the RFC 5961 checks on RST and SYN.
+// PAWS (RFC 7323 5) and the RFC 5961 checks on RST and SYN. Every path that discards a
+// segment, or its text, without processing it counts one DropReason (drop_reason.h).
 #include <algorithm>
 
 #include "base/seq32.h"
@@ -10,6 +11,12 @@ namespace esock::tcp {
 namespace {
 // RFC 7323 5.5: a TS.Recent older than 24 days may have wrapped; it is no longer used.
 constexpr Duration paws_idle_limit = std::chrono::hours(24 * 24);
+
+// What is left of a segment once its ACK was used: text or a FIN that would be lost if
+// the connection closed under it.
+bool has_text_or_fin(const TcpRepr& seg, bytes_view payload) {
+  return !payload.empty() || seg.has(tcp_flag::fin);
+}
 }  // namespace
 
 void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref) {
@@ -17,7 +24,10 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
   last_rx_ = now;
   switch (state_) {
     case TcpState::closed:
-      return;  // the owner answers segments for closed connections (3.10.7.1)
+      // The owner answers segments for closed connections (3.10.7.1, the stack's
+      // no_connection); one that still reaches the TCB is dropped here.
+      count_drop(DropReason::conn_closed);
+      return;
     case TcpState::syn_sent:
       segment_syn_sent(now, seg, payload, ref);
       output(now);
@@ -39,7 +49,8 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
     return;
   }
 
-  // First: PAWS (RFC 7323 5.3 R1-R2) runs before the sequence number check.
+  // First: PAWS (RFC 7323 5.3 R1-R2) runs before the sequence number check
+  // (check_timestamps counts ts_missing or paws).
   if (!check_timestamps(now, seg)) {
     output(now);
     return;
@@ -49,7 +60,15 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
   // they carry RST) and are dropped; this is also how window probes and keepalives are
   // answered.
   if (!acceptable(seg, payload.size())) {
-    if (!seg.has(tcp_flag::rst)) {
+    if (seg.has(tcp_flag::rst)) {
+      // RFC 5961 3.2 (and 3.10.7.4 first): an RST outside the window is dropped without
+      // an answer, so a blind attacker learns nothing from it.
+      count_drop(DropReason::rst_out_of_window);
+    } else {
+      // Starting before RCV.NXT: a duplicate, a keepalive or a window probe (3.8.4,
+      // 3.8.6.1), answered with the ACK below. Otherwise it starts past the window (or
+      // carries data into a zero window): the sender overran what we offered.
+      count_drop(seq_lt(seg.seq, rcv_nxt_) ? DropReason::old_sequence : DropReason::beyond_window);
       // A retransmitted SYN from a peer whose SYN-ACK was lost: answer it again.
       if (state_ == TcpState::syn_received && seg.has(tcp_flag::syn) && seg.seq == irs_)
         send_syn(now);
@@ -71,22 +90,34 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
       // so closing this half-open connection is that.
       finish(CloseReason::reset);
     } else {
+      // RFC 5961 3.2: in the window but not exactly RCV.NXT: a challenge ACK (rate
+      // limited, RFC 5961 7) lets a real peer resend its RST with the right number; the
+      // segment is dropped either way.
+      count_drop(DropReason::rst_inexact);
       send_challenge_ack(now);
     }
     return;
   }
 
-  // Fourth: SYN in a synchronized state (RFC 5961 4.2): challenge ACK, drop.
+  // Fourth: SYN in a synchronized state (RFC 5961 4.2, replacing 3.10.7.4's reset):
+  // challenge ACK, drop. A restarted peer answers the ACK with an RST at RCV.NXT.
   if (seg.has(tcp_flag::syn)) {
+    count_drop(DropReason::syn_in_window);
     send_challenge_ack(now);
     return;
   }
 
-  // Fifth: the ACK field.
-  if (!seg.has(tcp_flag::ack)) return;
+  // Fifth: the ACK field. 3.10.7.4: "if the ACK bit is off, drop the segment and return"
+  // (once synchronized, every segment carries an acknowledgment, 3.4).
+  if (!seg.has(tcp_flag::ack)) {
+    count_drop(DropReason::no_ack);
+    return;
+  }
   if (state_ == TcpState::syn_received) {
     if (!(seq_lt(snd_una_, seg.ack) && seq_leq(seg.ack, snd_max_))) {
-      // 3.10.7.4: <SEQ=SEG.ACK><CTL=RST>.
+      // 3.10.7.4 fifth, SYN-RECEIVED: an ACK outside (SND.UNA, SND.NXT] does not
+      // acknowledge our SYN: <SEQ=SEG.ACK><CTL=RST>, drop.
+      count_drop(DropReason::handshake_bad_ack);
       send_rst(now, seg.ack);
       return;
     }
@@ -95,13 +126,23 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
     snd_wl1_ = seg.seq;
     snd_wl2_ = seg.ack;
     // Our SYN is acknowledged: SND.UNA moves over it (data follows below).
-    if (!syn_acked(now, iss_ + 1)) return;
+    if (!syn_acked(now, iss_ + 1)) {
+      // The user closed the connection from on_established: its text has no reader.
+      if (has_text_or_fin(seg, payload)) count_drop(DropReason::conn_closed);
+      return;
+    }
   }
+  // process_ack counts ack_unsent or ack_too_old when it refuses the segment.
   if (!process_ack(now, seg, payload.size())) {
     output(now);
     return;
   }
-  if (state_ == TcpState::closed) return;
+  if (state_ == TcpState::closed) {
+    // The ACK finished the connection (LAST-ACK, or a user that closed from a callback):
+    // whatever else the segment carries has nowhere to go.
+    if (has_text_or_fin(seg, payload)) count_drop(DropReason::conn_closed);
+    return;
+  }
   update_ts_recent(now, seg);
 
   // Seventh: segment text (sixth, URG, is not supported: urgent data arrives inline, the
@@ -109,10 +150,11 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
   if (!payload.empty()) {
     if (orphan_) {
       // Nobody will read this: RFC 2525 2.17 says reset rather than let data vanish.
+      count_drop(DropReason::orphan_data);
       abort(now);
       return;
     }
-    process_text(now, seg, payload, ref);
+    process_text(now, seg, payload, ref);  // counts what it discards
   }
 
   // Eighth: FIN.
@@ -124,19 +166,29 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
 void Tcb::segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref) {
   bool ack_ok = false;
   if (seg.has(tcp_flag::ack)) {
-    // 3.10.7.3 first: an ACK outside (ISS, SND.NXT] is answered with a reset.
+    // 3.10.7.3 first: an ACK outside (ISS, SND.NXT] is not for our SYN (an old
+    // connection's segment): answered with a reset unless it is one, and dropped.
     if (seq_leq(seg.ack, iss_) || seq_gt(seg.ack, snd_max_)) {
+      count_drop(DropReason::handshake_bad_ack);
       if (!seg.has(tcp_flag::rst)) send_rst(now, seg.ack);
       return;
     }
     ack_ok = true;
   }
   if (seg.has(tcp_flag::rst)) {
-    // Second: only a RST that acknowledges our SYN counts (RFC 5961 3.2 keeps this).
-    if (ack_ok) finish(CloseReason::refused);
+    // Second: only a RST that acknowledges our SYN counts (RFC 5961 3.2 keeps this); one
+    // without an ACK cannot be told from a blind attack: drop it.
+    if (ack_ok)
+      finish(CloseReason::refused);
+    else
+      count_drop(DropReason::syn_sent_rst_no_ack);
     return;
   }
-  if (!seg.has(tcp_flag::syn)) return;
+  // Fifth: "if neither of the SYN or RST bits is set, then drop the segment and return".
+  if (!seg.has(tcp_flag::syn)) {
+    count_drop(DropReason::syn_sent_no_syn);
+    return;
+  }
 
   irs_ = seg.seq;
   rcv_nxt_ = seg.seq + 1;
@@ -153,12 +205,19 @@ void Tcb::segment_syn_sent(Instant now, const TcpRepr& seg, bytes_view payload, 
 
   if (ack_ok) {
     ack_now_ = true;
-    if (!syn_acked(now, seg.ack)) return;
+    if (!syn_acked(now, seg.ack)) {
+      // The user closed the connection from on_established: its text has no reader.
+      if (has_text_or_fin(seg, payload)) count_drop(DropReason::conn_closed);
+      return;
+    }
     if (!payload.empty()) process_text(now, seg, payload, ref);
     if (seg.has(tcp_flag::fin))
       process_fin(now, seg.seq + 1 + static_cast<std::uint32_t>(payload.size()));
   } else {
     // Simultaneous open: SYN-RECEIVED, answer with SYN-ACK (same ISS and options).
+    // 3.10.7.4 fourth would queue text in the SYN until ESTABLISHED; we keep none (no TCP
+    // Fast Open), so the peer sends it again once our SYN-ACK acknowledges only its SYN.
+    if (has_text_or_fin(seg, payload)) count_drop(DropReason::syn_data);
     set_state(TcpState::syn_received);
     send_syn(now);
   }
@@ -187,13 +246,18 @@ bool Tcb::syn_acked(Instant now, std::uint32_t ack) {
 bool Tcb::check_timestamps(Instant now, const TcpRepr& seg) {
   if (!ts_ok_) return true;
   if (!seg.options.timestamps) {
-    // 3.2: once negotiated, a non-RST segment without TSopt SHOULD be dropped.
-    return seg.has(tcp_flag::rst);
+    // 3.2: once negotiated, a non-RST segment without TSopt SHOULD be dropped (silently:
+    // no ACK, the peer is broken or the segment forged).
+    if (seg.has(tcp_flag::rst)) return true;
+    count_drop(DropReason::ts_missing);
+    return false;
   }
   if (seg.has(tcp_flag::rst)) return true;  // R1 applies to non-RST segments only
   std::uint32_t tsval = seg.options.timestamps->tsval;
   if (seq_lt(tsval, ts_recent_) && now - ts_recent_time_ <= paws_idle_limit) {
-    ++stats_.paws_drops;
+    // R1: an old duplicate from an earlier incarnation of the sequence space (or of this
+    // connection, past a wrap): acknowledge (5.3 R1 says send an ACK) and drop it.
+    count_drop(DropReason::paws);
     ack_now_ = true;
     return false;
   }
@@ -226,15 +290,22 @@ bool Tcb::acceptable(const TcpRepr& seg, std::size_t payload_len) const {
 
 void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref) {
   if (state_ != TcpState::established && state_ != TcpState::fin_wait_1 &&
-      state_ != TcpState::fin_wait_2)
-    return;  // 3.10.7.4 seventh: ignore text after the peer's FIN
+      state_ != TcpState::fin_wait_2) {
+    // 3.10.7.4 seventh: in CLOSE-WAIT, CLOSING, LAST-ACK and TIME-WAIT "this should not
+    // occur, since a FIN has been received": the peer sent text past its FIN; ignore it.
+    count_drop(DropReason::data_after_fin);
+    return;
+  }
   std::uint32_t seq = seg.seq + (seg.has(tcp_flag::syn) ? 1 : 0);
   bytes_view data = payload;
   // Trim what we already have, and what lies beyond the window we offered.
   if (seq_lt(seq, rcv_nxt_)) {
     std::uint32_t skip = rcv_nxt_ - seq;
     if (skip >= data.size()) {
-      ack_now_ = true;  // a duplicate: ACK so the sender learns where we are
+      // Acceptable only for its FIN or its ACK, its text all before RCV.NXT (3.10.7.4
+      // first): a duplicate. ACK so the sender learns where we are.
+      count_drop(DropReason::old_sequence);
+      ack_now_ = true;
       return;
     }
     data = data.subspan(skip);
@@ -242,6 +313,9 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
   }
   std::uint32_t right = rcv_nxt_ + std::max(receive_window(), rcv_adv_ - rcv_nxt_);
   if (seq_geq(seq, right)) {
+    // The text starts at or past the right edge we offered (3.10.7.4 first: segments
+    // are trimmed to the window; here nothing is left). ACK to show the window.
+    count_drop(DropReason::beyond_window);
     ack_now_ = true;
     return;
   }
@@ -274,7 +348,10 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
   bool placed =
       user_ && ooo_.can_store_range_only(seq, len) && user_->on_out_of_order(seq, data, ref);
   if (placed) ++stats_.ooo_placed_by_user;
-  if (!ooo_.insert(rcv_nxt_, seq, len, placed ? bytes_view{} : data, ref)) ++stats_.ooo_dropped;
+  // The store at its byte or piece bound (ARCHITECTURE.md: every peer-controlled
+  // allocation is bounded) keeps nothing of it; the peer sends it again.
+  if (!ooo_.insert(rcv_nxt_, seq, len, placed ? bytes_view{} : data, ref))
+    count_drop(DropReason::ooo_queue_full);
   stats_.peak_ooo_bytes = std::max<std::uint64_t>(stats_.peak_ooo_bytes, ooo_.bytes_held());
   // RFC 5681 4.2: an out-of-order segment SHOULD be acknowledged at once (a duplicate ACK
   // carrying SACK blocks, RFC 2018 4).
@@ -311,7 +388,9 @@ void Tcb::deliver_in_order(bytes_view data, const BufRef& ref) {
 
 void Tcb::process_fin(Instant now, std::uint32_t fin_seq) {
   if (seq_lt(fin_seq, rcv_nxt_)) {
-    ack_now_ = true;  // a retransmitted FIN
+    // A retransmitted FIN. Not counted: the acceptability test has already dropped (as
+    // old_sequence) any segment that ends before RCV.NXT; this is only a guard.
+    ack_now_ = true;
     if (state_ == TcpState::time_wait) close_deadline_ = now + 2 * cfg_.msl;
     return;
   }

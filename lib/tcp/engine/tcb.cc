@@ -140,6 +140,24 @@ void Tcb::take_options(const TcpRepr& syn) {
   cc_ = make_congestion_control(cfg_.congestion, smss_, cfg_.initial_window_segments * smss_);
 }
 
+void Tcb::count_drop(DropReason r) {
+  ++stats_.drops[r];
+  switch (r) {
+    case DropReason::paws:
+      ++stats_.paws_drops;
+      break;
+    case DropReason::ack_unsent:
+    case DropReason::ack_too_old:
+      ++stats_.bad_acks_dropped;
+      break;
+    case DropReason::ooo_queue_full:
+      ++stats_.ooo_dropped;
+      break;
+    default:
+      break;
+  }
+}
+
 void Tcb::set_state(TcpState s) {
   state_ = s;
 }

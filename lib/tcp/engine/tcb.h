@@ -22,6 +22,7 @@
 #include "tcp/dev/device.h"
 #include "tcp/engine/config.h"
 #include "tcp/engine/congestion.h"
+#include "tcp/engine/drop_reason.h"
 #include "tcp/engine/reassembly.h"
 #include "tcp/engine/recv_queue.h"
 #include "tcp/engine/rtt_estimator.h"
@@ -109,10 +110,16 @@ struct TcbStats {
   std::uint64_t retransmits = 0;              // segments sent again
   std::uint64_t rto_expirations = 0, fast_recoveries = 0;
   std::uint64_t dup_acks_in = 0;
-  std::uint64_t ooo_segments = 0, ooo_placed_by_user = 0, ooo_dropped = 0;
-  std::uint64_t challenge_acks = 0, paws_drops = 0, bad_acks_dropped = 0;
+  std::uint64_t ooo_segments = 0, ooo_placed_by_user = 0;
+  std::uint64_t challenge_acks = 0;
   std::uint64_t window_probes = 0, keepalive_probes = 0;
   std::uint64_t peak_ooo_bytes = 0;
+  // Segments (or their text) discarded unprocessed, one reason each (drop_reason.h). The
+  // three counters after it predate it and are kept for their readers; each is a view of
+  // the same events, not another count: ooo_dropped == drops[ooo_queue_full], paws_drops
+  // == drops[paws], bad_acks_dropped == drops[ack_unsent] + drops[ack_too_old].
+  DropCounters drops;
+  std::uint64_t ooo_dropped = 0, paws_drops = 0, bad_acks_dropped = 0;
 };
 
 // A snapshot for tools and tests (what `ss -ti` shows for a kernel socket).
@@ -248,6 +255,7 @@ class Tcb {
   void enter_time_wait(Instant now);
   void arm_keepalive(Instant now);
   // tcb.cc
+  void count_drop(DropReason r);  // the one place TcbStats::drops (and its aliases) move
   void set_state(TcpState s);
   void finish(CloseReason r);
   std::uint32_t data_end() const;  // sequence number after the last queued data byte

@@ -46,6 +46,7 @@ struct InterfaceStats {
   std::uint64_t ip_fragments_rx = 0, ip_reassembled = 0, ip_reassembly_dropped = 0;
   std::uint64_t icmp_echo_replies = 0;
   std::uint64_t tcp_rx = 0, tcp_tx = 0, tcp_bad_csum = 0;
+  std::uint64_t tcp_bad_header = 0;  // checksum good, header unparseable (RFC 9293 3.1)
   std::uint64_t tx_no_route = 0, tx_arp_dropped = 0, tx_device_full = 0;
   std::uint64_t tx_too_big = 0;  // segment larger than the MTU (we never fragment)
 };

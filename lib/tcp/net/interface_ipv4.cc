@@ -67,7 +67,13 @@ void Interface::Impl::on_tcp(Instant now, Ipv4Addr src, Ipv4Addr dst, bytes_view
   }
   TcpRepr hdr;
   bytes_view data;
-  if (parse_tcp(segment, &hdr, &data) != TcpParseError::none) return drop();
+  // A data offset below 5 or past the segment, or a malformed known option: there is no
+  // header to act on (RFC 9293 3.1: an illegal option length MUST be handled without
+  // crashing; dropping the segment is that).
+  if (parse_tcp(segment, &hdr, &data) != TcpParseError::none) {
+    ++stats.tcp_bad_header;
+    return drop();
+  }
   ++stats.tcp_rx;
   tcp.on_tcp_segment(now, src, dst, hdr, data, ref);
 }

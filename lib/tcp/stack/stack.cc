@@ -66,10 +66,28 @@ void Stack::reap() {
   for (auto it = conns_.begin(); it != conns_.end();) {
     Connection& c = *it->second;
     if (c.released_ && c.state() == TcpState::closed)
-      it = conns_.erase(it);
+      erase(it++);
     else
       ++it;
   }
+}
+
+void Stack::erase(
+    std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash>::iterator it) {
+  retired_drops_ += it->second->tcb_.stats().drops;
+  conns_.erase(it);
+}
+
+StackStats Stack::stats() const {
+  StackStats s = stats_;
+  s.drops += retired_drops_;
+  for (const auto& [t, c] : conns_) s.drops += c->tcb_.stats().drops;
+  // The interface checks the checksum and header before any TCP code sees the segment
+  // (RFC 9293 3.1); its counters are the only record of those drops.
+  const InterfaceStats& i = iface_.stats();
+  s.drops[DropReason::bad_checksum] += i.tcp_bad_csum;
+  s.drops[DropReason::bad_header] += i.tcp_bad_header;
+  return s;
 }
 
 bool Stack::emit(Instant now, const FourTuple& t, const TcpRepr& hdr,
@@ -93,7 +111,9 @@ void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRep
     on_listen_segment(*l->second, t, hdr, payload);
     return;
   }
+  // 3.10.7.1: no connection and no listener (CLOSED): a reset answers anything but a reset.
   ++stats_.segments_no_connection;
+  ++stats_.drops[DropReason::no_connection];
   send_reset_for(t, hdr, payload.size());
 }
 
@@ -105,9 +125,14 @@ void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hd
                               bytes_view payload) {
   switch (listen_verdict(hdr)) {
     case ListenVerdict::drop:
+      // 3.10.7.2 first: an RST is ignored (nothing to reset); fourth: a segment with
+      // neither SYN nor ACK cannot start or belong to a connection.
+      ++stats_.drops[hdr.has(tcp_flag::rst) ? DropReason::listen_rst : DropReason::listen_no_syn];
       return;
     case ListenVerdict::reset:
+      // 3.10.7.2 second: an ACK to a listener acknowledges nothing it sent: reset.
       ++stats_.segments_no_connection;
+      ++stats_.drops[DropReason::listen_ack];
       send_reset_for(t, hdr, payload.size());
       return;
     case ListenVerdict::syn:
@@ -116,21 +141,24 @@ void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hd
   ++stats_.syns_received;
   // A connection with this tuple that is CLOSED but not yet released blocks the tuple
   // until its user lets go: drop the SYN, the peer retransmits.
-  if (conns_.count(t)) return;
+  if (conns_.count(t)) {
+    ++stats_.drops[DropReason::listen_tuple_busy];
+    return;
+  }
   if (l.half_open_.size() >= l.syn_backlog_) {
     // Bounded memory under a SYN flood: drop the oldest half-open connection silently.
     Connection* victim = l.half_open_.front();
     l.half_open_.pop_front();
     victim->parent_ = nullptr;
     victim->released_ = true;
-    FourTuple key = victim->tuple();
-    conns_.erase(key);
+    erase(conns_.find(victim->tuple()));
     ++stats_.half_open_evicted;
   }
   Connection* c = create(t, l.cfg_, &l);
   l.half_open_.push_back(c);
-  // Data in a SYN is not delivered before the handshake (no TCP Fast Open here); the peer
-  // retransmits it.
+  // Data in a SYN is not delivered before the handshake (no TCP Fast Open here; 3.10.7.2
+  // would queue it): our SYN-ACK acknowledges only the SYN, so the peer retransmits it.
+  if (!payload.empty() || hdr.has(tcp_flag::fin)) ++stats_.drops[DropReason::syn_data];
   c->tcb_.open_passive(now_, isn_.isn(t, now_), isn_.ts_offset(t), hdr);
 }
 

@@ -41,11 +41,16 @@ struct StackConfig {
 };
 
 struct StackStats {
-  std::uint64_t segments_no_connection = 0;  // answered with RST (or dropped if RST)
+  // Answered with RST (or dropped if RST): drops[no_connection] + drops[listen_ack].
+  std::uint64_t segments_no_connection = 0;
   std::uint64_t syns_received = 0;
   std::uint64_t half_open_evicted = 0;  // SYN backlog full: the oldest half-open dropped
   std::uint64_t accept_queue_overflow = 0;
   std::uint64_t connections_opened = 0, connections_closed = 0;
+  // Every TCP segment (or its text) this stack discarded unprocessed, by reason
+  // (drop_reason.h): the interface's checksum and header failures, segments without a
+  // connection, and the sum over every connection's TcbStats::drops, live or freed.
+  DropCounters drops;
 };
 
 class Connection final : private TcbUser {
@@ -135,7 +140,9 @@ class Stack final : private TcpSink, private SegmentSink {
   void abort(Connection* c);  // RST, freed at once
 
   Interface& iface() { return iface_; }
-  const StackStats& stats() const { return stats_; }
+  // A snapshot: drops sums the connections, so this walks them (for reports, not per
+  // segment).
+  StackStats stats() const;
   std::size_t connection_count() const { return conns_.size(); }
   const TcpConfig& default_config() const { return cfg_.tcp; }
 
@@ -163,6 +170,8 @@ class Stack final : private TcpSink, private SegmentSink {
   void child_gone(Connection* c);
   bool run_timers(Instant now);
   void reap();
+  // Frees a connection, keeping its drop counters in the stack's.
+  void erase(std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash>::iterator it);
   std::uint16_t pick_port(Ipv4Addr dst, std::uint16_t port);
 
   StackConfig cfg_;
@@ -174,7 +183,8 @@ class Stack final : private TcpSink, private SegmentSink {
   std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
   std::uint32_t port_cursor_ = 0;
   std::vector<FourTuple> blocked_;  // connections whose last segment the device refused
-  StackStats stats_;
+  StackStats stats_;                // drops: only those counted by the stack itself
+  DropCounters retired_drops_;      // of connections already freed
 };
 
 }  // namespace esock::tcp

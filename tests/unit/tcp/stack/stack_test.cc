@@ -106,7 +106,8 @@ class StackPair : public ::testing::Test {
     return "rx " + std::to_string(i.rx_frames) + " dropped " + std::to_string(i.rx_dropped) +
            " tcp_rx " + std::to_string(i.tcp_rx) + " tcp_tx " + std::to_string(i.tcp_tx) +
            " bad_csum " + std::to_string(i.tcp_bad_csum) + " dev_full " +
-           std::to_string(i.tx_device_full) + " arp_drop " + std::to_string(i.tx_arp_dropped);
+           std::to_string(i.tx_device_full) + " arp_drop " + std::to_string(i.tx_arp_dropped) +
+           " tcp drops " + to_string(st.stats().drops);
   }
   static std::string describe(Connection* x) {
     TcbInfo i = x->tcb().info();
