@@ -89,7 +89,7 @@ class Deframer {
   // buffered and the cursor here, the Marker led the next FPDU and is already in crc_acc_.
   std::uint64_t last_marker_end_ = UINT64_MAX;
   std::uint8_t marker_[kMarkerLen] = {};
-  std::size_t marker_have_ = 0;  // octets of the Marker at the cursor collected so far
+  std::size_t marker_have_ = 0;    // octets of the Marker at the cursor collected so far
   std::vector<std::uint8_t> buf_;  // current FPDU without Markers (slow path)
   std::size_t have_ = 0;           // octets of it in buf_
   std::size_t need_ = 0;           // its full length once ULPDU_Length is known, else 0

@@ -12,11 +12,15 @@
 //
 // Positions are 64-bit: a stream may carry more than 4 GiB, and Marker positions are
 // multiples of 512 from the stream start, not from a 32-bit TCP sequence number.
+//
+// Header-only: the walkers call it for every chunk and every Marker; inlined, a cursor
+// that is a local of the walker can stay in registers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "base/endian.h"
 #include "mpa/fpdu.h"
 
 namespace esock::mpa {
@@ -63,17 +67,38 @@ class MarkerCursor {
 
   // At a Marker: writes its 4 octets to out (16 reserved bits of zero, then FPDUPTR) and
   // steps over it.
-  void emit_marker(std::uint8_t* out);
-  // At a Marker: whether the 4 octets at in carry the FPDUPTR this position calls for (its
-  // two low bits ignored, RFC 5044 section 5), and steps over it either way.
-  bool take_marker(const std::uint8_t* in);
+  void emit_marker(std::uint8_t* out) {
+    store_be16(out, 0);  // RFC 5044 section 5: the 16 reserved bits are sent as zero
+    // At most 65535: ULPDU_Length caps a marked FPDU below 64 KiB, Markers included.
+    store_be16(out + 2, static_cast<std::uint16_t>(fpduptr()));
+    pass_marker();
+  }
+  // At a Marker: whether the 4 octets at in carry the FPDUPTR this position calls for, and
+  // steps over it either way. The two low bits are zero on transmit and ignored on receipt
+  // (RFC 5044 section 5: FPDUs are 4-octet aligned, no FPDUPTR needs them). Compared in 64
+  // bits: an FPDUPTR that would not fit in 16 bits is wrong whatever the field holds.
+  bool take_marker(const std::uint8_t* in) {
+    const std::uint64_t ptr = load_be16(in + 2) & ~3u;
+    const bool ok = ptr == fpduptr();
+    pass_marker();
+    return ok;
+  }
 
   // Jumps n octets ahead, over whole FPDUs (their Markers included) handled elsewhere, to a
   // position between FPDUs. The next Marker is the first at or after the new position: one
   // due exactly there leads the FPDU that follows and is still to be taken.
-  void skip(std::uint64_t n);
+  void skip(std::uint64_t n) {
+    pos_ += n;
+    if (markers()) next_ = pos_ + to_next_marker(pos_);
+    header_ = kNever;
+  }
 
  private:
+  void pass_marker() {
+    pos_ += kMarkerLen;
+    next_ += kMarkerInterval;
+  }
+
   static constexpr std::uint64_t kNever = UINT64_MAX;
   std::uint64_t pos_;
   std::uint64_t next_;             // position of the next Marker, kNever without Markers
