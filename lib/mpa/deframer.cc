@@ -38,19 +38,8 @@ TerminateCode terminate_code(Error e) {
 Deframer::Deframer(bool markers, bool crc, std::size_t max_ulpdu, std::uint32_t stream_start_offset)
     : crc_(crc),
       max_ulpdu_(std::min(max_ulpdu, markers ? kMaxUlpduMarkers : kMaxUlpdu)),
-      pos_(stream_start_offset),
-      next_marker_(markers ? stream_start_offset + to_next_marker(stream_start_offset)
-                           : UINT64_MAX),
+      cur_(stream_start_offset, markers),
       buf_(fpdu_len(max_ulpdu_)) {}
-
-// RFC 5044 section 5: FPDUPTR counts from the FPDU's ULPDU_Length to the Marker; a Marker
-// at an FPDU boundary points to the FPDU after it with 0. The two low bits are ignored.
-bool Deframer::check_marker() {
-  const std::uint64_t m = pos_ - kMarkerLen;
-  const std::uint16_t ptr = static_cast<std::uint16_t>(load_be16(marker_ + 2) & ~3u);
-  const std::uint64_t want = have_ == 0 ? 0 : m - header_pos_;
-  return ptr == want;
-}
 
 bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) {
   // RFC 5044 section 4.4: without CRC the field is valid whatever it holds.
@@ -71,23 +60,24 @@ void Deframer::crc_assembled(std::size_t from, std::size_t n) {
 Error Deframer::feed(bytes_view in, UlpduSink sink) {
   if (error_ != Error::none) return error_;
   while (!in.empty()) {
-    // At or inside a Marker: collect its 4 octets (they may be split across feeds).
-    if (marker_have_ > 0 || pos_ == next_marker_) {
+    // At a Marker: collect its 4 octets (they may be split across feeds), then check its
+    // FPDUPTR (RFC 5044 section 5): back to the ULPDU_Length of the FPDU being assembled,
+    // or 0 when nothing is (the Marker leads the next FPDU).
+    if (cur_.at_marker()) {
       const std::size_t k = std::min(kMarkerLen - marker_have_, in.size());
       std::memcpy(marker_ + marker_have_, in.data(), k);
       marker_have_ += k;
-      pos_ += k;
       in = in.subspan(k);
       if (marker_have_ < kMarkerLen) break;
       marker_have_ = 0;
-      next_marker_ += kMarkerInterval;
-      last_marker_end_ = pos_;
-      if (!check_marker()) return fail(Error::marker);
+      const bool ok = cur_.take_marker(marker_);
+      last_marker_end_ = cur_.pos();
+      if (!ok) return fail(Error::marker);
       // A Marker inside an FPDU, or one just before its ULPDU_Length, is CRC-covered.
       if (crc_) crc_acc_ = crc32c({marker_, kMarkerLen}, crc_acc_);
       continue;
     }
-    const std::uint64_t to_marker = next_marker_ - pos_;
+    const std::uint64_t to_marker = cur_.to_marker();
     // Fast path: a whole FPDU with no Marker inside it is in `in`: deliver it in place.
     if (have_ == 0 && in.size() >= kUlpduLengthLen && to_marker >= kUlpduLengthLen) {
       const std::size_t ulen = load_be16(in.data());
@@ -95,22 +85,20 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       const std::size_t n = fpdu_len(ulen);
       if (n <= in.size() && n <= to_marker) {
         if (!fpdu_ok(in.data(), n)) return fail(Error::crc);
-        header_pos_ = pos_;
         sink(in.subspan(kUlpduLengthLen, ulen));
-        pos_ += n;
+        cur_.advance(n);  // no Marker inside: the cursor stays between FPDUs
         in = in.subspan(n);
         continue;
       }
     }
     // Slow path: assemble the FPDU (without Markers) in buf_.
-    if (have_ == 0) header_pos_ = pos_;
+    if (have_ == 0) cur_.begin_fpdu();
     const std::size_t want = need_ == 0 ? kUlpduLengthLen - have_ : need_ - have_;
-    std::size_t k = std::min(want, in.size());
-    if (to_marker < k) k = static_cast<std::size_t>(to_marker);
+    const std::size_t k = cur_.clamp(std::min(want, in.size()));
     std::memcpy(buf_.data() + have_, in.data(), k);
     const std::size_t from = have_;
     have_ += k;
-    pos_ += k;
+    cur_.advance(k);
     in = in.subspan(k);
     if (need_ == 0 && have_ == kUlpduLengthLen) {
       const std::size_t ulen = load_be16(buf_.data());
@@ -127,6 +115,7 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       const std::size_t ulen = load_be16(buf_.data());
       have_ = 0;
       need_ = 0;
+      cur_.end_fpdu();
       sink(bytes_view(buf_.data() + kUlpduLengthLen, ulen));
     }
   }
@@ -135,11 +124,9 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
 
 bool Deframer::skip(std::size_t n) {
   if (error_ != Error::none || !at_boundary() || n % 4 != 0) return false;
-  pos_ += n;
   // The first Marker at or after the new position (one due exactly there is still unread:
   // it leads the FPDU that follows the run).
-  if (next_marker_ != UINT64_MAX) next_marker_ = pos_ + to_next_marker(pos_);
-  header_pos_ = pos_;
+  cur_.skip(n);
   crc_acc_ = 0;
   return true;
 }

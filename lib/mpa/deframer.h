@@ -8,6 +8,7 @@
 #include "base/bytes.h"
 #include "base/function_ref.h"
 #include "mpa/fpdu.h"
+#include "mpa/marker_cursor.h"
 
 namespace esock::mpa {
 
@@ -56,10 +57,12 @@ class Deframer {
   Error feed(bytes_view in, UlpduSink sink);
 
   Error error() const { return error_; }
-  std::uint64_t position() const { return pos_; }
+  std::uint64_t position() const { return cur_.pos() + marker_have_; }
   // True between FPDUs: no partial FPDU or Marker buffered, and no Marker consumed that
   // belongs to the next FPDU (a Marker due at an FPDU start is part of that FPDU, fpdu.h).
-  bool at_boundary() const { return have_ == 0 && marker_have_ == 0 && pos_ != last_marker_end_; }
+  bool at_boundary() const {
+    return have_ == 0 && marker_have_ == 0 && cur_.pos() != last_marker_end_;
+  }
 
   // Steps over n stream octets that were verified and processed elsewhere: a run of whole
   // FPDUs (their leading Markers included) that the receiver placed out of order from
@@ -73,21 +76,20 @@ class Deframer {
 
  private:
   Error fail(Error e) { return error_ = e; }
-  bool check_marker();
   bool fpdu_ok(const std::uint8_t* fpdu, std::size_t len);
   void crc_assembled(std::size_t from, std::size_t n);
 
   bool crc_;
   std::size_t max_ulpdu_;
   Error error_ = Error::none;
-  std::uint64_t pos_;             // stream position of the next input octet
-  std::uint64_t next_marker_;     // stream position of the next Marker (UINT64_MAX: none)
-  std::uint64_t header_pos_ = 0;  // stream position of the current FPDU's ULPDU_Length
+  // At the next input octet, or at the Marker being collected: the cursor steps over a
+  // Marker only once all 4 of its octets are in (then in an FPDU while have_ > 0).
+  MarkerCursor cur_;
   // Stream position right after the last Marker read (UINT64_MAX: none yet). With nothing
-  // buffered and pos_ here, the Marker led the next FPDU and is already in crc_acc_.
+  // buffered and the cursor here, the Marker led the next FPDU and is already in crc_acc_.
   std::uint64_t last_marker_end_ = UINT64_MAX;
   std::uint8_t marker_[kMarkerLen] = {};
-  std::size_t marker_have_ = 0;
+  std::size_t marker_have_ = 0;    // octets of the Marker at the cursor collected so far
   std::vector<std::uint8_t> buf_;  // current FPDU without Markers (slow path)
   std::size_t have_ = 0;           // octets of it in buf_
   std::size_t need_ = 0;           // its full length once ULPDU_Length is known, else 0

@@ -1,4 +1,5 @@
-// FPDU layout arithmetic shared by the framer and the deframer (RFC 5044 sections 4 and 5).
+// FPDU layout arithmetic shared by MarkerCursor, the framers, the deframer and the scanner
+// (RFC 5044 sections 4 and 5).
 //
 //   FPDU = ULPDU_Length (16 bits) | ULPDU | PAD (0-3 octets) | CRC (32 bits)
 //

@@ -7,6 +7,7 @@
 
 #include "base/bytes.h"
 #include "mpa/fpdu.h"
+#include "mpa/marker_cursor.h"
 
 namespace esock::mpa {
 
@@ -69,14 +70,13 @@ class Framer {
   //   without Markers: EMSS - (6 + EMSS mod 4)
   static std::size_t mulpdu(std::size_t emss, bool markers);
 
-  std::size_t max_ulpdu_len() const { return markers_ ? kMaxUlpduMarkers : kMaxUlpdu; }
-  std::uint64_t position() const { return pos_; }
-  bool markers() const { return markers_; }
+  std::size_t max_ulpdu_len() const { return markers() ? kMaxUlpduMarkers : kMaxUlpdu; }
+  std::uint64_t position() const { return cur_.pos(); }
+  bool markers() const { return cur_.markers(); }
   bool crc() const { return crc_; }
 
  private:
-  std::uint64_t pos_;
-  bool markers_;
+  MarkerCursor cur_;  // between FPDUs
   bool crc_;
 };
 

@@ -5,18 +5,13 @@
 
 #include "base/endian.h"
 #include "mpa/crc32c.h"
+#include "mpa/marker_cursor.h"
 
 namespace esock::mpa {
 namespace {
 
-// RFC 5044 section 5: FPDUPTR is the Marker's last 16 bits; its two low bits are zero on
-// transmit and ignored on receipt (FPDUs are 4-octet aligned), as the Deframer does.
-std::uint16_t fpduptr(const std::uint8_t* marker) {
-  return static_cast<std::uint16_t>(load_be16(marker + 2) & ~3u);
-}
-
-// Walks the segment FPDU by FPDU from its first octet. Indices are into seg; stream
-// positions are base + index. Without Markers next_marker_ is never reached.
+// Walks the segment FPDU by FPDU from its first octet, the cursor at stream position
+// base + index. Without Markers no Marker is ever due.
 class Scanner {
  public:
   Scanner(bytes_view seg, std::uint64_t base, const ScanConfig& cfg)
@@ -24,101 +19,95 @@ class Scanner {
         base_(base),
         crc_(cfg.crc),
         max_ulpdu_(std::min(cfg.max_ulpdu, cfg.markers ? kMaxUlpduMarkers : kMaxUlpdu)),
-        next_marker_(cfg.markers ? base + to_next_marker(base) : UINT64_MAX) {}
+        cur_(base, cfg.markers) {}
 
   // Where the first Marker wholly inside the segment says the FPDU it falls in starts:
   // true if that is at or after the segment start (or there is no such Marker).
   bool first_marker_in_segment(bool* seen) const {
     *seen = false;
-    if (next_marker_ == UINT64_MAX) return true;
-    const std::size_t m = static_cast<std::size_t>(next_marker_ - base_);  // < 512
+    if (!cur_.markers()) return true;
+    const std::size_t m = static_cast<std::size_t>(cur_.to_marker());  // < 512
     if (seg_.size() < kMarkerLen || m > seg_.size() - kMarkerLen) return true;
     *seen = true;
-    // A Marker at an FPDU start has FPDUPTR 0; inside an FPDU it points back m - ptr.
-    return fpduptr(seg_.data() + m) <= m;
+    // A Marker at an FPDU start has FPDUPTR 0; inside an FPDU it points back m - ptr. The
+    // two low bits are ignored on receipt (RFC 5044 section 5), as MarkerCursor does.
+    const std::size_t ptr = load_be16(seg_.data() + m + 2) & ~3u;
+    return ptr <= m;
   }
 
   ScanResult next(ScannedFpdu& f, std::span<bytes_view> pieces, std::size_t* np);
-  bool done() const { return i_ == seg_.size(); }
+  bool done() const { return at() == seg_.size(); }
 
  private:
-  std::uint64_t pos() const { return base_ + i_; }
-  // At a Marker position inside [i_, end): check it points to header_pos (0 when it leads
-  // the FPDU) and step over it.
-  ScanResult marker(std::size_t end, std::uint64_t header_pos) {
-    if (end - i_ < kMarkerLen) return ScanResult::partial;
-    const std::uint64_t want = header_pos == UINT64_MAX ? 0 : pos() - header_pos;
-    if (fpduptr(seg_.data() + i_) != want) return ScanResult::marker_error;
-    i_ += kMarkerLen;
-    next_marker_ += kMarkerInterval;
-    return ScanResult::ok;
+  std::size_t at() const { return static_cast<std::size_t>(cur_.pos() - base_); }
+  // At a Marker inside [at(), end): check it points to the current FPDU (0 between FPDUs)
+  // and step over it.
+  ScanResult marker(std::size_t end) {
+    if (end - at() < kMarkerLen) return ScanResult::partial;
+    return cur_.take_marker(seg_.data() + at()) ? ScanResult::ok : ScanResult::marker_error;
   }
 
   bytes_view seg_;
   std::uint64_t base_;
   bool crc_;
   std::size_t max_ulpdu_;
-  std::uint64_t next_marker_;
-  std::size_t i_ = 0;
+  MarkerCursor cur_;
 };
 
 ScanResult Scanner::next(ScannedFpdu& f, std::span<bytes_view> pieces, std::size_t* np) {
   const std::size_t size = seg_.size();
-  const std::size_t start = i_;
-  if (pos() == next_marker_) {  // a Marker due at the FPDU start leads it (fpdu.h)
-    if (const ScanResult r = marker(size, UINT64_MAX); r != ScanResult::ok) return r;
+  const std::size_t start = at();
+  if (cur_.at_marker()) {  // a Marker due at the FPDU start leads it (fpdu.h)
+    if (const ScanResult r = marker(size); r != ScanResult::ok) return r;
   }
-  const std::size_t h = i_;
-  const std::uint64_t header_pos = pos();
+  cur_.begin_fpdu();
+  const std::size_t h = at();
   if (size - h < kUlpduLengthLen) return ScanResult::partial;
   const std::size_t ulen = load_be16(seg_.data() + h);
   if (ulen > max_ulpdu_) return ScanResult::length_error;
-  const std::size_t unmarked = fpdu_len(ulen);
-  const std::size_t wire = next_marker_ == UINT64_MAX
-                               ? unmarked
-                               : unmarked + kMarkerLen * markers_in(header_pos, unmarked);
+  const std::size_t wire = cur_.wire_len(fpdu_len(ulen));
   if (wire > size - h) return ScanResult::partial;
   const std::size_t end = h + wire;
 
   // The ULPDU: the first hdr_len octets copied, the rest as views between Markers.
-  i_ = h + kUlpduLengthLen;
+  cur_.advance(kUlpduLengthLen);
   const std::size_t hdr_len = std::min(ulen, kScanHdrLen);
   const std::size_t first_piece = *np;
   std::size_t have = 0, left = ulen;
   while (left > 0) {
-    if (pos() == next_marker_) {
-      if (const ScanResult r = marker(end, header_pos); r != ScanResult::ok) return r;
+    if (cur_.at_marker()) {
+      if (const ScanResult r = marker(end); r != ScanResult::ok) return r;
       continue;
     }
-    std::size_t k = left;
-    if (next_marker_ - pos() < k) k = static_cast<std::size_t>(next_marker_ - pos());
-    if (k > end - i_) return ScanResult::partial;  // cannot happen: wire counts every Marker
+    std::size_t k = cur_.clamp(left);
+    if (k > end - at()) return ScanResult::partial;  // cannot happen: wire counts every Marker
     if (have < hdr_len) {
       const std::size_t c = std::min(k, hdr_len - have);
-      std::memcpy(f.hdr.data() + have, seg_.data() + i_, c);
+      std::memcpy(f.hdr.data() + have, seg_.data() + at(), c);
       have += c;
-      i_ += c;
+      cur_.advance(c);
       left -= c;
       k -= c;
     }
     if (k > 0) {
       if (*np == pieces.size()) return ScanResult::no_room;
-      pieces[(*np)++] = seg_.subspan(i_, k);
-      i_ += k;
+      pieces[(*np)++] = seg_.subspan(at(), k);
+      cur_.advance(k);
       left -= k;
     }
   }
   // Pad: in a 4-aligned Marker stream no Marker falls inside it, but one may follow it,
   // right before the CRC; that one is inside the FPDU and CRC-covered.
-  i_ += pad_len(ulen);
-  if (i_ < end && pos() == next_marker_) {
-    if (const ScanResult r = marker(end, header_pos); r != ScanResult::ok) return r;
+  cur_.advance(pad_len(ulen));
+  if (at() < end && cur_.at_marker()) {
+    if (const ScanResult r = marker(end); r != ScanResult::ok) return r;
   }
-  if (i_ > end || end - i_ != kCrcLen) return ScanResult::partial;  // cannot happen
+  if (at() > end || end - at() != kCrcLen) return ScanResult::partial;  // cannot happen
   // RFC 5044 section 4.4: the CRC covers the FPDU as sent, Markers included (fpdu.h).
-  if (crc_ && crc32c(seg_.subspan(start, i_ - start)) != load_crc(seg_.data() + i_))
+  if (crc_ && crc32c(seg_.subspan(start, at() - start)) != load_crc(seg_.data() + at()))
     return ScanResult::crc_error;
-  i_ = end;
+  cur_.advance(kCrcLen);
+  cur_.end_fpdu();
   f.offset = static_cast<std::uint32_t>(start);
   f.wire_len = static_cast<std::uint32_t>(end - start);
   f.ulpdu_len = static_cast<std::uint16_t>(ulen);
