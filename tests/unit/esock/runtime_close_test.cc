@@ -22,8 +22,10 @@ struct Wire {
   int state = 0;      // ProviderConn::transport_state(): 0, an errno, -1 after the peer's FIN
   bool full = false;  // takes no octets (the peer does not read): output stays pending
   int shutdowns = 0;  // ProviderConn::shutdown() calls (our TCP FIN)
-  std::size_t unsent_at_shutdown = 0;  // framed octets not yet sent when the FIN went
-  bool released = false;               // the provider connection was destroyed
+  std::size_t unsent_at_shutdown = 0;    // framed octets not yet sent when the FIN went
+  const estp::Stream* stream = nullptr;  // stream sockets: the engine, to look at
+  bool tx_idle_at_shutdown = false;      // ... whether it had sent everything then
+  bool released = false;                 // the provider connection was destroyed
 };
 
 class FakeConn final : public ProviderConn {
@@ -50,6 +52,7 @@ class FakeConn final : public ProviderConn {
   void shutdown() override {
     ++w_.shutdowns;
     w_.unsent_at_shutdown = self_.conn->output().size();
+    w_.tx_idle_at_shutdown = w_.stream != nullptr && w_.stream->tx_idle();
   }
   void hold_input(bool) override {}
   int name(bool, sockaddr*, socklen_t*) const override {
@@ -83,6 +86,7 @@ class RuntimeCloseTest : public ::testing::Test {
       c.raw = std::make_unique<RawQp>(*pair.a.verbs);
     } else {
       c.stream = std::move(pair.a.stream);
+      wire.stream = c.stream.get();
     }
   }
   // The peer reads what arrived and answers (credits).
@@ -94,6 +98,15 @@ class RuntimeCloseTest : public ::testing::Test {
     const std::vector<std::uint8_t> copy(out.begin(), out.end());
     pair.b.conn->consume(copy.size());
     pair.a.conn->on_bytes(copy);
+  }
+  // The peer's application reads what it has, freeing receive buffers (credits to return).
+  std::size_t peer_reads() {
+    std::vector<std::uint8_t> buf(1 << 20);
+    mut_bytes dst(buf);
+    std::size_t n = 0;
+    pair.b.stream->progress();
+    for (estp::ReadOut r; (r = pair.b.stream->read({&dst, 1}, false)).n > 0;) n += r.n;
+    return n;
   }
   bool released() const { return !sock->conn->pc; }
   void round() { rt.service(*sock); }
@@ -127,6 +140,7 @@ TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
   }
   EXPECT_EQ(wire.shutdowns, 1);
   EXPECT_EQ(wire.unsent_at_shutdown, 0u);  // TCP FIN only after every framed octet
+  EXPECT_TRUE(wire.tx_idle_at_shutdown);   // ... and once the engine has nothing left
   EXPECT_TRUE(pair.b.stream->peer_fin());  // the ESTP FIN went first
   EXPECT_FALSE(released());
 
@@ -138,6 +152,47 @@ TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
   EXPECT_TRUE(released());
   EXPECT_TRUE(wire.released);
   EXPECT_EQ(wire.shutdowns, 1);
+}
+
+// Drained is more than "no octets waiting": an ESTP FIN that waits for a credit keeps the
+// TCP FIN back too (else the peer would see the stream end without the ESTP FIN).
+TEST_F(RuntimeCloseTest, StreamTcpFinWaitsForAnEstpFinThatWaitsForACredit) {
+  connect(false);
+  estp::Stream& st = *sock->conn->stream;
+  // Writes take every credit but the last (section 6, last-credit rule); a read then leaves
+  // a grant to send, which may take the last one.
+  const auto in = estp::testing::pattern(100, 3);
+  ASSERT_EQ(pair.b.stream->write(in, false), 100);
+  peer_round();
+  round();
+  const auto chunk = estp::testing::pattern(1000, 4);
+  for (int i = 0; i < 100 && st.write(chunk, false) > 0; ++i) round();
+  ASSERT_EQ(st.send_credits(), 1u);
+  std::vector<std::uint8_t> buf(100);
+  mut_bytes dst(buf);
+  ASSERT_EQ(st.read({&dst, 1}, false).n, 100u);
+  (void)st.write(chunk, false);
+  round();
+  ASSERT_EQ(st.send_credits(), 0u);
+
+  rt.close(sock);
+  for (int i = 0; i < 3; ++i) round();
+  clock.advance(2s - 1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  ASSERT_FALSE(released());
+  EXPECT_FALSE(sock->conn->pc->output_pending());
+  EXPECT_FALSE(st.tx_idle());  // the ESTP FIN is not sent
+
+  EXPECT_GT(peer_reads(), 0u);  // the peer reads: credits come back, the ESTP FIN goes
+  peer_round();
+  for (int i = 0; i < 3 && wire.shutdowns == 0; ++i) {
+    round();
+    peer_round();
+  }
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(wire.tx_idle_at_shutdown);
+  EXPECT_TRUE(pair.b.stream->peer_fin());
 }
 
 TEST_F(RuntimeCloseTest, StreamPeerThatNeitherReadsNorClosesGetsTwoSecondsThenOne) {
