@@ -12,10 +12,10 @@
 #include <cstring>
 #include <string>
 
-#include "esock/process/config.h"
 #include "esock/ddpmode/conn.h"
-#include "esock/runtime/fd_table.h"
+#include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -28,7 +28,8 @@ void debug(const char* what, const std::string& why) {
 
 // Runs the progress thread until TCP and MPA are done or the deadline (ESOCK_TIMEOUT_MS)
 // passes: 0, or an errno.
-int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc, Runtime::Clock::time_point end) {
+int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc,
+           Runtime::CallClock::time_point end) {
   int st;
   while ((st = pc.setup_state()) == EINPROGRESS)
     if (!Runtime::get().wait_until(lk, end)) return ETIMEDOUT;
@@ -36,8 +37,8 @@ int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc, Runtime::Clock:
   return st;
 }
 
-Runtime::Clock::time_point deadline() {
-  return Runtime::Clock::now() + std::chrono::milliseconds(config().timeout_ms);
+Runtime::CallClock::time_point deadline() {
+  return Runtime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
 }
 
 // The kernel port number a listener uses: the one bound, else (as listen() on an unbound

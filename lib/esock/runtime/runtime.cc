@@ -11,14 +11,15 @@
 #include <cstdlib>
 #include <thread>
 
-#include "esock/runtime/fd_table.h"
+#include "base/steady_clock.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 
 namespace esock::sockets {
 
 namespace {
-constexpr auto close_drain_time = std::chrono::seconds(2);
-constexpr auto close_fin_wait = std::chrono::seconds(1);
+// Process exit with an own stack: how long open connections get to close (at_exit).
+constexpr Duration exit_drain_time = 1s;
 // Own-stack polling: empty rounds before the first sleep (tcp::IdleBackoffConfig's figure:
 // busy-poll latency while a conversation goes on), then short sleeps, then, once idle for
 // a while, long ones. Each wake-up costs ~36 us of CPU on this project's VMs whatever the
@@ -76,14 +77,22 @@ void StackListen::release() {
 }
 
 Runtime& Runtime::get() {
-  static Runtime* rt = new Runtime;  // never destroyed: shims may run during exit
+  // Never destroyed (nor its clock): shims may run during exit.
+  static Runtime* rt = [] {
+    auto* r = new Runtime(*new SteadyClock);
+    fd_table_init();  // its fork handlers first, so its lock is taken after ours
+    ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+    return r;
+  }();
   return *rt;
 }
 
-Runtime::Runtime() {
+Runtime::Runtime(const Clock& clock) : clock_(clock) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  fd_table_init();  // its fork handlers first, so its lock is taken after ours
-  ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+}
+
+Runtime::~Runtime() {
+  if (wake_fd_ >= 0) ESOCK_LIBC(close)(wake_fd_);
 }
 
 void Runtime::start_thread() {
@@ -136,12 +145,12 @@ void Runtime::wait(std::unique_lock<RuntimeMutex>& lk) {
   --waiters_;
 }
 
-bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, Clock::time_point deadline) {
+bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline) {
   if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();
   ++waiters_;
   const bool in_time = cv.wait_until(lk, deadline) == std::cv_status::no_timeout;
   --waiters_;
-  return in_time || Clock::now() < deadline;
+  return in_time || CallClock::now() < deadline;
 }
 
 void Runtime::close(const std::shared_ptr<Socket>& s) {
@@ -163,8 +172,7 @@ void Runtime::close(const std::shared_ptr<Socket>& s) {
     c.raw->dereg_all();
     c.raw->shut_write();
   }
-  c.closing = 1;
-  c.deadline = std::chrono::steady_clock::now() + close_drain_time;
+  c.close_ladder.start(clock_.now());
   c.pc->flush();
   wake();
 }
@@ -174,7 +182,7 @@ void Runtime::close(const std::shared_ptr<Socket>& s) {
 // is a hang-up (the connection failed).
 void Runtime::update_signals(Socket& s) {
   Conn& c = *s.conn;
-  if (c.sig_l < 0 || c.closing) return;
+  if (c.sig_l < 0 || c.close_ladder.closing()) return;
   // RAWMODE: readable while completions are pending (the completion descriptor, esock.h);
   // the peer's orderly close is the EOF, a failure the hang-up.
   const int err = c.stream ? c.stream->error() : c.raw->error();
@@ -223,14 +231,14 @@ void Runtime::service(Socket& s) {
       c.stream->pull_bounce() == 0)
     c.pc->flush();
   update_signals(s);
-  const auto now = std::chrono::steady_clock::now();
-  if (c.closing == 1 &&
-      (ts != 0 || now >= c.deadline || (c.stream->tx_idle() && !c.pc->output_pending()))) {
-    c.pc->shutdown();
-    c.closing = 2;
-    c.deadline = now + close_fin_wait;
-  }
-  if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
+  close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
+}
+
+void Runtime::close_step(Conn& c, int transport, bool drained) {
+  if (!c.close_ladder.closing()) return;
+  const CloseAction act = c.close_ladder.step(clock_.now(), transport, drained);
+  if (sends_fin(act)) c.pc->shutdown();
+  if (releases(act)) c.release();
 }
 
 void Runtime::raw_round(Conn& c) {
@@ -250,14 +258,7 @@ void Runtime::service_raw(Socket& s) {
   c.pc->flush();
   raw_round(c);
   update_signals(s);
-  const int ts = c.pc->transport_state();
-  const auto now = std::chrono::steady_clock::now();
-  if (c.closing == 1 && (ts != 0 || now >= c.deadline || !c.pc->output_pending())) {
-    c.pc->shutdown();
-    c.closing = 2;
-    c.deadline = now + close_fin_wait;
-  }
-  if (c.closing == 2 && (ts != 0 || now >= c.deadline)) c.release();
+  close_step(c, c.pc->transport_state(), !c.pc->output_pending());
 }
 
 // An own-stack listener's number is readable while a connection waits to be accepted.
@@ -276,7 +277,7 @@ void Runtime::loop() {
     bool closing = false;
     for (const auto& s : socks_) {
       if (!s->conn || !s->conn->pc) continue;
-      closing = closing || s->conn->closing != 0;
+      closing = closing || s->conn->close_ladder.closing();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
@@ -349,11 +350,15 @@ void Runtime::at_exit() {
   std::unique_lock lk(rt.mu);
   if (rt.stack_ == nullptr) return;
   for (const auto& s : rt.socks_)
-    if (s->conn && s->conn->closing == 0 && s->state() != Socket::State::closed) rt.close(s);
-  const auto end = Clock::now() + close_fin_wait;
-  while (Clock::now() < end && std::any_of(rt.socks_.begin(), rt.socks_.end(),
-                                           [](const auto& s) { return s->conn != nullptr; }))
-    rt.wait_until(lk, end);
+    if (s->conn && !s->conn->close_ladder.closing() && s->state() != Socket::State::closed)
+      rt.close(s);
+  const Instant end = rt.clock_.now() + exit_drain_time;
+  for (Instant now = rt.clock_.now(); now < end; now = rt.clock_.now()) {
+    if (std::none_of(rt.socks_.begin(), rt.socks_.end(),
+                     [](const auto& s) { return s->conn != nullptr; }))
+      break;
+    rt.wait_until(lk, CallClock::now() + (end - now));  // a round, or what is left
+  }
   rt.stack_->stop();
   rt.stack_ = nullptr;
   (void)lk.release();

@@ -8,6 +8,10 @@
 // With an own-stack provider (dpdk) the progress thread polls the stack instead of waiting
 // on descriptors: it busy-polls while there is work and sleeps briefly (50 us, woken early
 // by the eventfd) after a run of empty rounds, so an idle process costs little CPU.
+//
+// Time: the runtime's own decisions (the close ladder, the exit drain) read the Clock it
+// was made with (base/time.h: the steady clock in a process, a ManualClock in tests);
+// only the lengths of real waits (poll, condition variable) are real time.
 #pragma once
 
 #include <poll.h>
@@ -20,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
 #include "esock/runtime/socket.h"
 
 namespace esock::sockets {
@@ -46,8 +51,17 @@ class RuntimeMutex {
 
 class Runtime {
  public:
-  using Clock = std::chrono::steady_clock;
+  // Application-call timeouts (connect and accept settling) are real time: they bound how
+  // long an application thread waits on cv.
+  using CallClock = std::chrono::steady_clock;
+  // The process's runtime (steady clock, fork handlers registered, never destroyed).
   static Runtime& get();
+  // A runtime of its own, for tests: no fork handlers, and no progress thread unless
+  // add() or use_stack() starts one (a test drives service() itself instead).
+  explicit Runtime(const Clock& clock);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
 
   RuntimeMutex mu;
   std::condition_variable_any cv;
@@ -57,28 +71,32 @@ class Runtime {
   void after_op(Socket& s);                       // flush, signals, wake the thread if needed
   void wait(std::unique_lock<RuntimeMutex>& lk);  // block an application call until a round
   // As wait, but false once the deadline has passed.
-  bool wait_until(std::unique_lock<RuntimeMutex>& lk, Clock::time_point deadline);
+  bool wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline);
   // Starts an own-stack provider (once) and has the progress thread poll it: 0 or an
   // errno with *why (EOPNOTSUPP in a fork child: the stack is the parent's).
   int use_stack(Provider& p, std::string* why);
   void close(const std::shared_ptr<Socket>& s);  // the last descriptor went away
   int waiters() const { return waiters_; }       // threads blocked in wait() (tests)
   void wake();                                   // the progress thread re-polls
+  // One progress round of a connected socket, as the progress thread runs it after
+  // polling: engine progress, readiness signals, the close ladder.
+  void service(Socket& s);
 
  private:
-  Runtime();
   void loop();
-  void service(Socket& s);
   void service_listener(Socket& s);
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
+  // close_ladder's step for this round; releases the connection when it says so.
+  void close_step(Conn& c, int transport, bool drained);
   void start_thread();
   static void at_exit();
   static void at_fork_prepare();
   static void at_fork_parent();
   static void at_fork_child();
 
+  const Clock& clock_;
   std::vector<std::shared_ptr<Socket>> socks_;
   int wake_fd_ = -1;
   bool thread_started_ = false;

@@ -5,13 +5,13 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 
 #include "esock/estp/stream.h"
 #include "esock/providers/provider.h"
 #include "esock/rawmode/raw_qp.h"
+#include "esock/runtime/close_ladder.h"
 
 namespace esock::sockets {
 
@@ -30,13 +30,10 @@ struct Conn {
   int opt_fd = -1;
   bool sig_readable = false, sig_eof = false, sig_hup = false;
   bool sig_blocked = false;  // A's send side is filled: the number polls not writable
-  // close(): 1 = FIN queued, waiting for the output to drain; 2 = TCP FIN sent, waiting
-  // (bounded) for the peer's so it sees an orderly close rather than a reset.
-  int closing = 0;
+  CloseLadder close_ladder;  // after the application's close (close_ladder.h)
+  // RAWMODE shutdown(SHUT_WR): FIN once drained.
   bool raw_fin = false, raw_fin_sent = false;
-  bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)  //
-                                // RAWMODE shutdown(SHUT_WR): FIN once drained
-  std::chrono::steady_clock::time_point deadline{};
+  bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)
 };
 
 // A listening DDPMODE socket of an own-stack provider: the listener lives in the

@@ -1,0 +1,28 @@
+#include "esock/runtime/close_ladder.h"
+
+namespace esock::sockets {
+
+void CloseLadder::start(Instant now) {
+  if (stage_ != CloseStage::open) return;
+  stage_ = CloseStage::draining;
+  deadline_ = now + drain_time;
+}
+
+CloseAction CloseLadder::step(Instant now, int transport, bool drained) {
+  const bool healthy = transport == 0;
+  CloseAction act = CloseAction::none;
+  if (stage_ == CloseStage::draining && (!healthy || now >= deadline_ || drained)) {
+    stage_ = CloseStage::fin_sent;
+    deadline_ = now + fin_wait;
+    act = CloseAction::send_fin;
+  }
+  // Not healthy: either the peer's FIN came (what this stage waits for) or the stream
+  // broke and nothing more will come.
+  if (stage_ == CloseStage::fin_sent && (!healthy || now >= deadline_)) {
+    stage_ = CloseStage::released;
+    act = act == CloseAction::send_fin ? CloseAction::send_fin_and_release : CloseAction::release;
+  }
+  return act;
+}
+
+}  // namespace esock::sockets

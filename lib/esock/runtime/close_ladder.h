@@ -1,0 +1,65 @@
+// The close of a DDPMODE connection (docs/sockets.md, "close"), as an engine with no I/O:
+// the runtime starts it when the last descriptor goes, then each progress round hands it
+// (now, the transport's state, whether the output has drained) and does what it answers.
+// One ladder for ESTP stream sockets and RAWMODE; only what "drained" means differs
+// (stream: the engine has nothing left for the verbs and no framed output waits; RAWMODE:
+// no framed output waits).
+//
+//   open --start--> draining --drained, deadline (2 s) or transport not healthy--> fin_sent
+//   fin_sent --deadline (1 s) or transport not healthy--> released
+//
+// A transport that broke (ECONNRESET) or ended (the peer's FIN) has nothing to wait for:
+// from draining it sends the FIN and releases in the same round.
+#pragma once
+
+#include <cstdint>
+
+#include "base/time.h"
+
+namespace esock::sockets {
+
+enum class CloseStage : std::uint8_t {
+  open,      // not closed by the application
+  draining,  // FIN queued after the output (ESTP FIN or RAWMODE shut_write); waiting for it
+             // to leave, at most drain_time
+  fin_sent,  // TCP FIN sent; waiting (at most fin_wait) for the peer's, so the peer sees an
+             // orderly close rather than a reset
+  released,  // the transport and descriptors can go
+};
+
+enum class CloseAction : std::uint8_t {
+  none,
+  send_fin,              // ProviderConn::shutdown()
+  send_fin_and_release,  // both, in this order, in the same round
+  release,               // Conn::release()
+};
+
+constexpr bool sends_fin(CloseAction a) {
+  return a == CloseAction::send_fin || a == CloseAction::send_fin_and_release;
+}
+constexpr bool releases(CloseAction a) {
+  return a == CloseAction::release || a == CloseAction::send_fin_and_release;
+}
+
+class CloseLadder {
+ public:
+  static constexpr Duration drain_time = 2s;
+  static constexpr Duration fin_wait = 1s;
+
+  CloseStage stage() const { return stage_; }
+  bool closing() const { return stage_ != CloseStage::open; }
+  // When the current wait ends (draining, fin_sent); meaningless otherwise.
+  Instant deadline() const { return deadline_; }
+
+  // close(): the caller has queued the FIN after the output. Only from open.
+  void start(Instant now);
+  // One progress round. transport: ProviderConn::transport_state() (0 healthy, an errno
+  // once broken, -1 after the peer's FIN). A deadline expires at exactly its instant.
+  CloseAction step(Instant now, int transport, bool drained);
+
+ private:
+  CloseStage stage_ = CloseStage::open;
+  Instant deadline_{};
+};
+
+}  // namespace esock::sockets

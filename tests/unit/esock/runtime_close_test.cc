@@ -1,0 +1,316 @@
+// Runtime::close and Runtime::service (lib/esock/runtime) with a manual clock and no
+// progress thread: the test runs the rounds. The connection is a real ESTP engine (or a
+// RAWMODE queue pair) over an rnic::Connection joined in memory to a peer
+// (estp_harness.h); the provider connection is a fake whose transport the test controls.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "esock/providers/provider.h"
+#include "esock/runtime/runtime.h"
+#include "estp_harness.h"
+
+namespace esock::sockets {
+namespace {
+
+using estp::testing::Pair;
+using estp::testing::Side;
+
+// The transport as the test sets it and sees it.
+struct Wire {
+  int state = 0;      // ProviderConn::transport_state(): 0, an errno, -1 after the peer's FIN
+  bool full = false;  // takes no octets (the peer does not read): output stays pending
+  int shutdowns = 0;  // ProviderConn::shutdown() calls (our TCP FIN)
+  std::size_t unsent_at_shutdown = 0;    // framed octets not yet sent when the FIN went
+  const estp::Stream* stream = nullptr;  // stream sockets: the engine, to look at
+  bool tx_idle_at_shutdown = false;      // ... whether it had sent everything then
+  bool released = false;                 // the provider connection was destroyed
+};
+
+class FakeConn final : public ProviderConn {
+ public:
+  FakeConn(Side& self, Side& peer, Wire& w) : self_(self), peer_(peer), w_(w) {}
+  ~FakeConn() override { w_.released = true; }
+
+  rnic::Verbs& verbs() override { return *self_.verbs; }
+  const mpa::Negotiated& negotiated() const override { return self_.conn->negotiated(); }
+  int poll_fd() const override { return -1; }
+  short poll_events() const override { return 0; }
+  void on_ready(short) override {}
+  void flush() override {
+    self_.conn->pump();
+    if (w_.full) return;
+    const bytes_view out = self_.conn->output();
+    if (out.empty()) return;
+    const std::vector<std::uint8_t> copy(out.begin(), out.end());
+    self_.conn->consume(copy.size());
+    peer_.conn->on_bytes(copy);
+  }
+  bool output_pending() const override { return w_.full || !self_.conn->output().empty(); }
+  int transport_state() const override { return w_.state; }
+  void shutdown() override {
+    ++w_.shutdowns;
+    w_.unsent_at_shutdown = self_.conn->output().size();
+    w_.tx_idle_at_shutdown = w_.stream != nullptr && w_.stream->tx_idle();
+  }
+  void hold_input(bool) override {}
+  int name(bool, sockaddr*, socklen_t*) const override {
+    errno = ENOTCONN;
+    return -1;
+  }
+
+ private:
+  Side& self_;
+  Side& peer_;
+  Wire& w_;
+};
+
+class RuntimeCloseTest : public ::testing::Test {
+ protected:
+  RuntimeCloseTest() : pair(estp::Params{}, estp::Params{}, 11), rt(clock) {
+    clock.set(Instant{1'000'000'000});
+  }
+
+  // A connected stream socket (side a) whose peer (side b) runs only when peer_round() says.
+  void connect(bool rawmode) {
+    ASSERT_TRUE(pair.connect());
+    sock = std::make_shared<Socket>();
+    sock->set_state(Socket::State::connected);
+    sock->set_rawmode(rawmode);
+    sock->conn = std::make_unique<Conn>();
+    Conn& c = *sock->conn;
+    c.pc = std::make_unique<FakeConn>(pair.a, pair.b, wire);
+    if (rawmode) {
+      pair.a.stream.reset();
+      c.raw = std::make_unique<RawQp>(*pair.a.verbs);
+    } else {
+      c.stream = std::move(pair.a.stream);
+      wire.stream = c.stream.get();
+    }
+  }
+  // The peer reads what arrived and answers (credits).
+  void peer_round() {
+    pair.b.stream->progress();
+    pair.b.conn->pump();
+    const bytes_view out = pair.b.conn->output();
+    if (out.empty()) return;
+    const std::vector<std::uint8_t> copy(out.begin(), out.end());
+    pair.b.conn->consume(copy.size());
+    pair.a.conn->on_bytes(copy);
+  }
+  // The peer's application reads what it has, freeing receive buffers (credits to return).
+  std::size_t peer_reads() {
+    std::vector<std::uint8_t> buf(1 << 20);
+    mut_bytes dst(buf);
+    std::size_t n = 0;
+    pair.b.stream->progress();
+    for (estp::ReadOut r; (r = pair.b.stream->read({&dst, 1}, false)).n > 0;) n += r.n;
+    return n;
+  }
+  bool released() const { return !sock->conn->pc; }
+  void round() { rt.service(*sock); }
+
+  Pair pair;
+  ManualClock clock;
+  Runtime rt;
+  Wire wire;
+  std::shared_ptr<Socket> sock;
+};
+
+TEST_F(RuntimeCloseTest, OpenConnectionIsNeverShutDownByTheClock) {
+  connect(false);
+  for (int i = 0; i < 5; ++i) {
+    round();
+    clock.advance(10s);
+  }
+  EXPECT_EQ(wire.shutdowns, 0);
+  EXPECT_FALSE(released());
+}
+
+TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
+  connect(false);
+  const auto data = estp::testing::pattern(3000, 1);
+  ASSERT_EQ(sock->conn->stream->write(data, false), 3000);
+  rt.close(sock);
+  EXPECT_EQ(sock->state(), Socket::State::closed);
+  for (int i = 0; i < 4; ++i) {  // same instant: draining never waits on the clock
+    round();
+    peer_round();
+  }
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_EQ(wire.unsent_at_shutdown, 0u);  // TCP FIN only after every framed octet
+  EXPECT_TRUE(wire.tx_idle_at_shutdown);   // ... and once the engine has nothing left
+  EXPECT_TRUE(pair.b.stream->peer_fin());  // the ESTP FIN went first
+  EXPECT_FALSE(released());
+
+  clock.advance(1s - 1ns);
+  round();
+  EXPECT_FALSE(released());
+  wire.state = -1;  // the peer's FIN
+  round();
+  EXPECT_TRUE(released());
+  EXPECT_TRUE(wire.released);
+  EXPECT_EQ(wire.shutdowns, 1);
+}
+
+// Drained is more than "no octets waiting": an ESTP FIN that waits for a credit keeps the
+// TCP FIN back too (else the peer would see the stream end without the ESTP FIN).
+TEST_F(RuntimeCloseTest, StreamTcpFinWaitsForAnEstpFinThatWaitsForACredit) {
+  connect(false);
+  estp::Stream& st = *sock->conn->stream;
+  // Writes take every credit but the last (section 6, last-credit rule); a read then leaves
+  // a grant to send, which may take the last one.
+  const auto in = estp::testing::pattern(100, 3);
+  ASSERT_EQ(pair.b.stream->write(in, false), 100);
+  peer_round();
+  round();
+  const auto chunk = estp::testing::pattern(1000, 4);
+  for (int i = 0; i < 100 && st.write(chunk, false) > 0; ++i) round();
+  ASSERT_EQ(st.send_credits(), 1u);
+  std::vector<std::uint8_t> buf(100);
+  mut_bytes dst(buf);
+  ASSERT_EQ(st.read({&dst, 1}, false).n, 100u);
+  (void)st.write(chunk, false);
+  round();
+  ASSERT_EQ(st.send_credits(), 0u);
+
+  rt.close(sock);
+  for (int i = 0; i < 3; ++i) round();
+  clock.advance(2s - 1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  ASSERT_FALSE(released());
+  EXPECT_FALSE(sock->conn->pc->output_pending());
+  EXPECT_FALSE(st.tx_idle());  // the ESTP FIN is not sent
+
+  EXPECT_GT(peer_reads(), 0u);  // the peer reads: credits come back, the ESTP FIN goes
+  peer_round();
+  for (int i = 0; i < 3 && wire.shutdowns == 0; ++i) {
+    round();
+    peer_round();
+  }
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(wire.tx_idle_at_shutdown);
+  EXPECT_TRUE(pair.b.stream->peer_fin());
+}
+
+TEST_F(RuntimeCloseTest, StreamPeerThatNeitherReadsNorClosesGetsTwoSecondsThenOne) {
+  connect(false);
+  wire.full = true;
+  const auto data = estp::testing::pattern(1000, 2);
+  ASSERT_EQ(sock->conn->stream->write(data, false), 1000);
+  rt.close(sock);
+  round();
+  clock.advance(2s - 1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  clock.advance(1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_GT(wire.unsent_at_shutdown, 0u);  // the deadline, not a drain
+  clock.advance(1s - 1ns);
+  round();
+  EXPECT_FALSE(released());
+  clock.advance(1ns);
+  round();
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, StreamResetWhileDrainingReleasesInThatRound) {
+  connect(false);
+  wire.full = true;
+  rt.close(sock);
+  round();
+  clock.advance(500ms);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  wire.state = ECONNRESET;
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, StreamPeerFinWhileDrainingReleasesInThatRound) {
+  connect(false);
+  wire.full = true;
+  rt.close(sock);
+  round();
+  wire.state = -1;
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, CloseOfAFailedConnectionReleasesAtTheNextRound) {
+  connect(false);
+  wire.state = ECONNRESET;
+  round();
+  EXPECT_EQ(sock->conn->stream->error(), ECONNRESET);
+  EXPECT_FALSE(released());  // failed, but still the application's until close
+  rt.close(sock);
+  round();
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, RawmodeDrainedMeansNoFramedOutputPending) {
+  connect(true);
+  wire.full = true;
+  rt.close(sock);
+  round();
+  clock.advance(1500ms);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  wire.full = false;  // the transport took the rest
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_FALSE(released());
+  clock.advance(1s - 1ns);
+  round();
+  EXPECT_FALSE(released());
+  wire.state = -1;
+  round();
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, RawmodeDeadlinesAreTwoSecondsThenOne) {
+  connect(true);
+  wire.full = true;
+  rt.close(sock);
+  clock.advance(2s - 1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  clock.advance(1ns);
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  clock.advance(1s - 1ns);
+  round();
+  EXPECT_FALSE(released());
+  clock.advance(1ns);
+  round();
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, RawmodeResetWhileDrainingReleasesInThatRound) {
+  connect(true);
+  wire.full = true;
+  rt.close(sock);
+  round();
+  wire.state = ECONNRESET;
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(released());
+}
+
+TEST_F(RuntimeCloseTest, RawmodeCloseOfAFailedConnectionReleasesAtTheNextRound) {
+  connect(true);
+  wire.state = ECONNRESET;
+  round();
+  EXPECT_EQ(sock->conn->raw->error(), ECONNRESET);
+  rt.close(sock);
+  round();
+  EXPECT_TRUE(released());
+}
+
+}  // namespace
+}  // namespace esock::sockets
