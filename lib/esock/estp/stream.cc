@@ -142,7 +142,8 @@ std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
   const std::uint16_t eom_flag = local_.msgmode && eom ? flag_eom : 0;
   if (data.empty()) {
     if (!local_.msgmode) return 0;
-    return send(Message{.type = Type::data, .flags = eom_flag}, {}) ? 0 : -EAGAIN;
+    if (send(Message{.type = Type::data, .flags = eom_flag}, {})) return 0;
+    return error_ != 0 ? -error_ : -EAGAIN;  // a failed post fails the connection
   }
   std::size_t taken = 0;
   while (taken < data.size()) {
@@ -152,7 +153,8 @@ std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
     if (!send(m, data.subspan(taken, chunk))) break;
     taken += chunk;
   }
-  return taken > 0 ? static_cast<std::ptrdiff_t>(taken) : -EAGAIN;
+  if (taken > 0) return static_cast<std::ptrdiff_t>(taken);
+  return error_ != 0 ? -error_ : -EAGAIN;  // a failed post fails the connection
 }
 
 bool Stream::can_write_whole(std::size_t n) const {

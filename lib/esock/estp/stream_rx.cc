@@ -180,10 +180,10 @@ ReadOut Stream::read(std::span<const mut_bytes> dst, bool peek) {
     send_due();
   }
   if (out.n > 0 || out.eom) return out;
-  if (!rq_.empty()) {
+  if (error_ != 0) {
+    out.err = error_;  // an SRCAVAIL still queued can no longer be pulled (section 8)
+  } else if (!rq_.empty()) {
     out.err = EAGAIN;  // an SRCAVAIL waits for a pull
-  } else if (error_ != 0) {
-    out.err = error_;
   } else if (!peer_fin_) {
     out.err = EAGAIN;
   }
@@ -298,7 +298,15 @@ void Stream::cancel_pull() {
 bool Stream::readable() const {
   if (error_ != 0 || pull_.done) return true;
   if (rq_.empty()) return peer_fin_;
-  return rq_.front().kind != Entry::Kind::src;
+  if (rq_.front().kind == Entry::Kind::src) return false;
+  if (!local_.msgmode) return true;
+  // Section 7: a message is readable once its last piece has arrived (as read() decides);
+  // a partial one must not raise POLLIN, or a poller would spin on EAGAIN.
+  for (const Entry& e : rq_) {
+    if (e.kind == Entry::Kind::src) return false;
+    if (e.eom) return true;
+  }
+  return false;
 }
 
 }  // namespace esock::estp
