@@ -81,8 +81,8 @@ void Driver::print_result() {
       " ooo_not_placeable=%llu placed_bytes=%llu tx_payload_bytes=%llu tx_copied_bytes=%llu",
       ull(es.ooo_segments), ull(es.ooo_segments_placed), ull(es.ooo_not_self_describing),
       ull(es.ooo_not_whole_fpdus), ull(es.ooo_crc_errors), ull(es.ooo_framing_errors),
-      ull(es.ooo_not_placeable), ull(es.placed_bytes),
-      ull(es.tx_payload_bytes), ull(es.tx_copied_bytes));
+      ull(es.ooo_not_placeable), ull(es.placed_bytes), ull(es.tx_payload_bytes),
+      ull(es.tx_copied_bytes));
   add(" rto_expirations=%llu fast_recoveries=%llu ooo_dropped=%llu", ull(ts.rto_expirations),
       ull(ts.fast_recoveries), ull(ts.ooo_dropped));
   // The stack's TCP input drops (all connections, tcp/engine/drop_reason.h): the total,

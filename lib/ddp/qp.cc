@@ -121,11 +121,11 @@ int Qp::post_recv(std::uint64_t wr_id, std::span<const Sge> sg) {
   return 0;
 }
 
-void Qp::send_rtr(Rtr r) {
+void Qp::send_rtr(RtrOp r) {
   rtr_to_send_ = r;
 }
 
-void Qp::expect_rtr(Rtr r) {
+void Qp::expect_rtr(RtrOp r) {
   rtr_expected_ = r;
   // A Send RTR consumes MSN 1 of QN 0 without a receive WR (RFC 6581).
 }

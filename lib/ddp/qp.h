@@ -47,8 +47,9 @@ struct OutSegment {
 // terminate while a Terminate is waiting to go out, error once the stream is dead.
 enum class QpState { idle, rts, closing, terminate, error };
 
-// RFC 6581: the kind of zero-length Ready-To-Receive message.
-enum class Rtr : std::uint8_t { send, write, read };
+// RFC 6581 section 3: the zero-length operation that carries the Ready-To-Receive message
+// (the negotiated type itself is mpa::Rtr, which also has "none").
+enum class RtrOp : std::uint8_t { send, write, read };
 
 // Smallest MULPDU the engine accepts: a Terminate with both header copies must fit in one
 // segment (RFC 5040 section 4.8).
@@ -79,8 +80,8 @@ class Qp {
   // RFC 6581: the initiator sends a zero-length message as its first FPDU; the responder
   // sends nothing until it arrives (a Read RTR is answered with a zero-length Read
   // Response). RTRs never reach the application.
-  void send_rtr(Rtr);
-  void expect_rtr(Rtr);
+  void send_rtr(RtrOp);
+  void expect_rtr(RtrOp);
 
   // LLP side. Segments are at most mulpdu octets (header + payload); a segment never
   // spans two SGEs. Send/Write WRs complete when their last segment is handed out, or,
@@ -95,9 +96,9 @@ class Qp {
 
   // Placement apart from delivery, RFC 5041 section 5: Placement may happen in any order,
   // Delivery happens in order. Used for segments ahead of a hole and for aligned in-order
-  // segments placed straight from the received frame. place_payload() validates a data segment (tagged RDMA Write
-  // or Read Response, or an untagged Send on QN 0, payload non-empty) against the current
-  // state exactly as on_segment() would now, and on success copies its payload to the
+  // segments placed straight from the received frame. place_payload() validates a data segment
+  // (tagged RDMA Write or Read Response, or an untagged Send on QN 0, payload non-empty) against
+  // the current state exactly as on_segment() would now, and on success copies its payload to the
   // target with no other state change. False (nothing written, nothing changed) for any
   // other segment or any failing check: the caller then keeps the segment and hands it to
   // on_segment() at its place in the stream.
@@ -240,8 +241,8 @@ class Qp {
   std::uint32_t rq_msn_ = 1;                      // MSN of rq_.front() (QN 0)
   std::uint32_t rr_msn_ = 1;                      // next in-order Read Request MSN (QN 1)
 
-  std::optional<Rtr> rtr_to_send_;
-  std::optional<Rtr> rtr_expected_;
+  std::optional<RtrOp> rtr_to_send_;
+  std::optional<RtrOp> rtr_expected_;
 
   bool complete_on_ack_ = false;
   std::uint64_t next_seg_id_ = 1;

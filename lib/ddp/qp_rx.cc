@@ -108,15 +108,15 @@ bool Qp::rx_rtr(const Rx& s) {
   const bool zero = s.len == 0;
   bool ok = false;
   switch (*rtr_expected_) {
-    case Rtr::send:
+    case RtrOp::send:
       ok = !h.tagged && h.opcode == RdmapOpcode::send && h.qn == qn_send && h.msn == rq_msn_ &&
            h.last && h.mo == 0 && zero;
       if (ok) ++rq_msn_;  // MSN 1 is the RTR's: no receive WR, no completion
       break;
-    case Rtr::write:
+    case RtrOp::write:
       ok = h.tagged && h.opcode == RdmapOpcode::write && h.last && zero;
       break;
-    case Rtr::read: {
+    case RtrOp::read: {
       ReadRequest rr;
       ok = !h.tagged && h.opcode == RdmapOpcode::read_request && h.qn == qn_read_request &&
            h.msn == rr_msn_ && h.last && h.mo == 0 && !s.placed && s.len == read_request_len &&

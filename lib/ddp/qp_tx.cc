@@ -44,20 +44,20 @@ bool Qp::next_segment(OutSegment& out) {
     // RFC 6581: a zero-length Send, Write or Read Request as the first FPDU.
     DdpHeader h;
     switch (*rtr_to_send_) {
-      case Rtr::send:
+      case RtrOp::send:
         h.opcode = RdmapOpcode::send;
         h.qn = qn_send;
         h.msn = tx_msn_[qn_send]++;
         start_segment(out, h);
         break;
-      case Rtr::write:
+      case RtrOp::write:
         // STag 1, TO 0, as Linux siw sends it; zero-length, so never validated.
         h.tagged = true;
         h.opcode = RdmapOpcode::write;
         h.stag = 1;
         start_segment(out, h);
         break;
-      case Rtr::read: {
+      case RtrOp::read: {
         h.opcode = RdmapOpcode::read_request;
         h.qn = qn_read_request;
         h.msn = tx_msn_[qn_read_request]++;

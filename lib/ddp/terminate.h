@@ -37,50 +37,55 @@ inline constexpr std::uint8_t llp_mpa = 0;
 
 // --- RDMAP, layer 0 (RFC 5040 section 7) ---
 // Local Catastrophic: the error code is "all" values; 0 is what we send.
-inline constexpr TerminateCause rdmap_catastrophic{0, 0, 0x00};
+inline constexpr TerminateCause rdmap_catastrophic{layer_rdmap, rdmap_local_catastrophic, 0x00};
 // Remote Protection Error.
-inline constexpr TerminateCause rdmap_invalid_stag{0, 1, 0x00};
-inline constexpr TerminateCause rdmap_base_bounds{0, 1, 0x01};
-inline constexpr TerminateCause rdmap_access_rights{0, 1, 0x02};
-inline constexpr TerminateCause rdmap_stag_not_associated{0, 1, 0x03};
-inline constexpr TerminateCause rdmap_to_wrap{0, 1, 0x04};
-inline constexpr TerminateCause rdmap_prot_cannot_invalidate{0, 1, 0x09};
-inline constexpr TerminateCause rdmap_prot_unspecified{0, 1, 0xff};
+inline constexpr TerminateCause rdmap_invalid_stag{layer_rdmap, rdmap_remote_protection, 0x00};
+inline constexpr TerminateCause rdmap_base_bounds{layer_rdmap, rdmap_remote_protection, 0x01};
+inline constexpr TerminateCause rdmap_access_rights{layer_rdmap, rdmap_remote_protection, 0x02};
+inline constexpr TerminateCause rdmap_stag_not_associated{layer_rdmap, rdmap_remote_protection,
+                                                          0x03};
+inline constexpr TerminateCause rdmap_to_wrap{layer_rdmap, rdmap_remote_protection, 0x04};
+inline constexpr TerminateCause rdmap_prot_cannot_invalidate{layer_rdmap, rdmap_remote_protection,
+                                                             0x09};
+inline constexpr TerminateCause rdmap_prot_unspecified{layer_rdmap, rdmap_remote_protection, 0xff};
 // Remote Operation Error.
-inline constexpr TerminateCause rdmap_invalid_version{0, 2, 0x05};
-inline constexpr TerminateCause rdmap_unexpected_opcode{0, 2, 0x06};
-inline constexpr TerminateCause rdmap_catastrophic_stream{0, 2, 0x07};
-inline constexpr TerminateCause rdmap_catastrophic_global{0, 2, 0x08};
-inline constexpr TerminateCause rdmap_op_cannot_invalidate{0, 2, 0x09};
-inline constexpr TerminateCause rdmap_op_unspecified{0, 2, 0xff};
+inline constexpr TerminateCause rdmap_invalid_version{layer_rdmap, rdmap_remote_operation, 0x05};
+inline constexpr TerminateCause rdmap_unexpected_opcode{layer_rdmap, rdmap_remote_operation, 0x06};
+inline constexpr TerminateCause rdmap_catastrophic_stream{layer_rdmap, rdmap_remote_operation,
+                                                          0x07};
+inline constexpr TerminateCause rdmap_catastrophic_global{layer_rdmap, rdmap_remote_operation,
+                                                          0x08};
+inline constexpr TerminateCause rdmap_op_cannot_invalidate{layer_rdmap, rdmap_remote_operation,
+                                                           0x09};
+inline constexpr TerminateCause rdmap_op_unspecified{layer_rdmap, rdmap_remote_operation, 0xff};
 
 // --- DDP, layer 1 (RFC 5041 section 7.2) ---
-inline constexpr TerminateCause ddp_catastrophic{1, 0, 0x00};
+inline constexpr TerminateCause ddp_catastrophic{layer_ddp, ddp_local_catastrophic, 0x00};
 // Tagged Buffer Error.
-inline constexpr TerminateCause ddp_invalid_stag{1, 1, 0x00};
-inline constexpr TerminateCause ddp_base_bounds{1, 1, 0x01};
-inline constexpr TerminateCause ddp_stag_not_associated{1, 1, 0x02};
-inline constexpr TerminateCause ddp_to_wrap{1, 1, 0x03};
-inline constexpr TerminateCause ddp_tagged_invalid_version{1, 1, 0x04};
+inline constexpr TerminateCause ddp_invalid_stag{layer_ddp, ddp_tagged_buffer, 0x00};
+inline constexpr TerminateCause ddp_base_bounds{layer_ddp, ddp_tagged_buffer, 0x01};
+inline constexpr TerminateCause ddp_stag_not_associated{layer_ddp, ddp_tagged_buffer, 0x02};
+inline constexpr TerminateCause ddp_to_wrap{layer_ddp, ddp_tagged_buffer, 0x03};
+inline constexpr TerminateCause ddp_tagged_invalid_version{layer_ddp, ddp_tagged_buffer, 0x04};
 // Untagged Buffer Error.
-inline constexpr TerminateCause ddp_invalid_qn{1, 2, 0x01};
-inline constexpr TerminateCause ddp_msn_no_buffer{1, 2, 0x02};
-inline constexpr TerminateCause ddp_msn_range{1, 2, 0x03};
-inline constexpr TerminateCause ddp_invalid_mo{1, 2, 0x04};
-inline constexpr TerminateCause ddp_message_too_long{1, 2, 0x05};
-inline constexpr TerminateCause ddp_untagged_invalid_version{1, 2, 0x06};
+inline constexpr TerminateCause ddp_invalid_qn{layer_ddp, ddp_untagged_buffer, 0x01};
+inline constexpr TerminateCause ddp_msn_no_buffer{layer_ddp, ddp_untagged_buffer, 0x02};
+inline constexpr TerminateCause ddp_msn_range{layer_ddp, ddp_untagged_buffer, 0x03};
+inline constexpr TerminateCause ddp_invalid_mo{layer_ddp, ddp_untagged_buffer, 0x04};
+inline constexpr TerminateCause ddp_message_too_long{layer_ddp, ddp_untagged_buffer, 0x05};
+inline constexpr TerminateCause ddp_untagged_invalid_version{layer_ddp, ddp_untagged_buffer, 0x06};
 
 // --- LLP (MPA), layer 2 (RFC 5044 section 8, RFC 6581) ---
-inline constexpr TerminateCause llp_connection_lost{2, 0, 0x01};
-inline constexpr TerminateCause llp_crc_error{2, 0, 0x02};
+inline constexpr TerminateCause llp_connection_lost{layer_llp, llp_mpa, 0x01};
+inline constexpr TerminateCause llp_crc_error{layer_llp, llp_mpa, 0x02};
 // "MPA Marker and ULPDU Length field mismatch": the marker error and the ULPDU length
 // error are one code in RFC 5044.
-inline constexpr TerminateCause llp_marker_length_mismatch{2, 0, 0x03};
-inline constexpr TerminateCause llp_invalid_request_reply{2, 0, 0x04};
+inline constexpr TerminateCause llp_marker_length_mismatch{layer_llp, llp_mpa, 0x03};
+inline constexpr TerminateCause llp_invalid_request_reply{layer_llp, llp_mpa, 0x04};
 // RFC 6581 (enhanced connection establishment, MPA v2).
-inline constexpr TerminateCause llp_local_catastrophic{2, 0, 0x05};
-inline constexpr TerminateCause llp_insufficient_ird{2, 0, 0x06};
-inline constexpr TerminateCause llp_no_matching_rtr{2, 0, 0x07};
+inline constexpr TerminateCause llp_local_catastrophic{layer_llp, llp_mpa, 0x05};
+inline constexpr TerminateCause llp_insufficient_ird{layer_llp, llp_mpa, 0x06};
+inline constexpr TerminateCause llp_no_matching_rtr{layer_llp, llp_mpa, 0x07};
 
 }  // namespace term
 }  // namespace esock::ddp

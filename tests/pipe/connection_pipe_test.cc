@@ -1,6 +1,7 @@
-// Two software RNIC engines over byte streams (rnic::ByteStreamEngine) joined by an in-memory byte pipe that cuts the stream at
-// seeded random points: MPA negotiation, framing and DDP/RDMAP exchanges end to end, every
-// byte verified, across MPA revisions, markers, CRC and peer-to-peer RTR modes.
+// Two software RNIC engines over byte streams (rnic::ByteStreamEngine) joined by an in-memory byte
+// pipe that cuts the stream at seeded random points: MPA negotiation, framing and DDP/RDMAP
+// exchanges end to end, every byte verified, across MPA revisions, markers, CRC and peer-to-peer
+// RTR modes.
 #include <gtest/gtest.h>
 
 #include <algorithm>

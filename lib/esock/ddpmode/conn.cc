@@ -12,10 +12,10 @@
 #include <cstdio>
 #include <string>
 
-#include "esock/process/config.h"
 #include "esock/ddpmode/ops.h"
-#include "esock/runtime/fd_table.h"
+#include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
@@ -137,7 +137,7 @@ int establish(int tcp_fd, bool initiator, Socket& s) {
     if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
     return err;
   }
-  std::lock_guard lk(Runtime::get().mu);
+  std::lock_guard lk(DdpRuntime::get().mu);
   return attach(std::move(pc), initiator, s);
 }
 
@@ -200,15 +200,15 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   if (a < 0 || take_number(fd, a) < 0) {
     const int err = errno;
     if (a >= 0) ESOCK_LIBC(close)(a);
-    std::lock_guard lk(Runtime::get().mu);
+    std::lock_guard lk(DdpRuntime::get().mu);
     s->conn.reset();
     return errno_fail(err);
   }
   ESOCK_LIBC(close)(a);
-  std::lock_guard lk(Runtime::get().mu);
+  std::lock_guard lk(DdpRuntime::get().mu);
   s->nonblocking = (flflags & O_NONBLOCK) != 0;
   s->set_state(Socket::State::connected);
-  Runtime::get().add(s);
+  DdpRuntime::get().add(s);
   return 0;
 }
 
@@ -246,7 +246,7 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
     if (establish(priv, false, *s) != 0) {
       // Never delivered to the application (docs/stream-protocol.md section 3).
       {
-        std::lock_guard lk(Runtime::get().mu);
+        std::lock_guard lk(DdpRuntime::get().mu);
         s->conn.reset();
       }
       if (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) return errno_fail(EAGAIN);
@@ -261,10 +261,10 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
       return errno_fail(EMFILE);
     }
     {
-      std::lock_guard lk(Runtime::get().mu);
+      std::lock_guard lk(DdpRuntime::get().mu);
       s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
       s->set_state(Socket::State::connected);
-      Runtime::get().add(s);
+      DdpRuntime::get().add(s);
     }
     fd_set(a, std::move(s));
     return a;

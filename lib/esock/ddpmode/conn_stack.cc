@@ -29,16 +29,16 @@ void debug(const char* what, const std::string& why) {
 // Runs the progress thread until TCP and MPA are done or the deadline (ESOCK_TIMEOUT_MS)
 // passes: 0, or an errno.
 int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc,
-           Runtime::CallClock::time_point end) {
+           DdpRuntime::CallClock::time_point end) {
   int st;
   while ((st = pc.setup_state()) == EINPROGRESS)
-    if (!Runtime::get().wait_until(lk, end)) return ETIMEDOUT;
+    if (!DdpRuntime::get().wait_until(lk, end)) return ETIMEDOUT;
   if (st != 0) debug("connection set-up", pc.setup_error());
   return st;
 }
 
-Runtime::CallClock::time_point deadline() {
-  return Runtime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
+DdpRuntime::CallClock::time_point deadline() {
+  return DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
 }
 
 // The kernel port number a listener uses: the one bound, else (as listen() on an unbound
@@ -67,7 +67,7 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
     return errno_fail(addr->sa_family == AF_INET ? EINVAL : EAFNOSUPPORT);
   sockaddr_in dst;
   std::memcpy(&dst, addr, sizeof dst);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   std::string why;
   int err = rt.use_stack(p, &why);
@@ -107,7 +107,7 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
 int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
   const int port = kernel_port(fd);
   if (port < 0) return -1;
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   std::string why;
   int err = rt.use_stack(p, &why);
@@ -133,7 +133,7 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
 }
 
 int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   for (;;) {
     if (ls.state() != Socket::State::listening) return errno_fail(EBADF);  // closed meanwhile

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "esock/esock.h"
-#include "esock/runtime/fd_table.h"
 #include "esock/process/libc.h"
 #include "esock/rawmode/raw_qp.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
@@ -57,7 +57,7 @@ int usable(const Socket& s, bool need_raw) {
 // Runs f(raw) for a usable RAWMODE socket under the runtime lock, then lets the runtime
 // flush and update the readiness signal; returns f's errno-style result as -1/errno.
 // The first work request or poll starts reading the connection (docs/sockets.md).
-void start_input(Runtime& rt, Conn& c) {
+void start_input(DdpRuntime& rt, Conn& c) {
   if (!c.raw_input_held) return;
   c.raw_input_held = false;
   c.pc->hold_input(false);
@@ -69,7 +69,7 @@ int with_raw(int fd, F&& f, bool starts_input = false) {
   int err = 0;
   auto s = lookup(fd, &err);
   if (!s) return fail(err);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   if ((err = usable(*s, true)) != 0) return fail(err);
   const int r = f(*s->conn->raw);
@@ -146,7 +146,7 @@ int ext_poll_cq(int fd, esock_wc* wc, int max) {
   int err = 0;
   auto s = lookup(fd, &err);
   if (!s) return fail(err);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   if ((err = usable(*s, true)) != 0) return fail(err);
   RawQp& q = *s->conn->raw;
@@ -173,7 +173,7 @@ int ext_query_mpa(int fd, esock_mpa_info* info) {
   auto s = lookup(fd, &err);
   if (!s) return fail(err);
   if (info == nullptr) return fail(EFAULT);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   if ((err = usable(*s, false)) != 0) return fail(err);
   const mpa::Negotiated& n = s->conn->pc->negotiated();

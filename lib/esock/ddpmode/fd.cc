@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "esock/ddpmode/ops.h"
-#include "esock/runtime/fd_table.h"
 #include "esock/process/libc.h"
 #include "esock/providers/provider.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
@@ -18,7 +18,7 @@ void ddp_closed(int fd) {
   auto s = fd_take(fd);
   if (!s || s->fd_refs.fetch_sub(1) != 1) return;
   // The last number naming this socket went away: the connection closes (FIN, drain).
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   rt.close(s);
 }
@@ -34,7 +34,7 @@ int ddp_fcntl_setfl(int fd, int flags) {
   const int r = ESOCK_LIBC(fcntl)(fd, F_SETFL, flags);
   if (r == 0) {
     if (auto s = fd_get(fd)) {
-      Runtime& rt = Runtime::get();
+      DdpRuntime& rt = DdpRuntime::get();
       std::lock_guard lk(rt.mu);
       s->nonblocking = (flags & O_NONBLOCK) != 0;
       rt.after_op(*s);
@@ -48,7 +48,7 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
   // provider stack's); an own-stack listener's is the stack's address and port.
   int tcp = fd;
   if (auto s = fd_get(fd)) {
-    std::lock_guard lk(Runtime::get().mu);
+    std::lock_guard lk(DdpRuntime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->name(peer, addr, len);
     if (s->lis && !peer) return copy_sockaddr(s->lis->pl->local(), addr, len);
@@ -63,7 +63,7 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
 
 int ddp_option_fd(int fd) {
   if (auto s = fd_get(fd)) {
-    std::lock_guard lk(Runtime::get().mu);
+    std::lock_guard lk(DdpRuntime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->option_fd() >= 0 ? s->conn->pc->option_fd() : s->conn->opt_fd;
     if (s->lis) return s->lis->opt_fd;

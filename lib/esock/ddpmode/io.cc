@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <vector>
 
-#include "esock/process/config.h"
 #include "esock/ddpmode/ops.h"
+#include "esock/process/config.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
@@ -59,7 +59,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
   if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   if (const int err = unusable(*s); err != 0) return fail(err);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
@@ -123,7 +123,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   if (!s) return fail(EBADF);
   if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
   if (flags & MSG_OOB) return fail(EINVAL);
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   if (const int err = unusable(*s); err != 0) return fail(err);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
@@ -195,7 +195,7 @@ int ddp_shutdown(int fd, int how) {
   auto s = fd_get(fd);
   if (!s) return static_cast<int>(fail(EBADF));
   if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) return static_cast<int>(fail(EINVAL));
-  Runtime& rt = Runtime::get();
+  DdpRuntime& rt = DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   if (s->rawmode() && s->state() == Socket::State::connected && s->conn && !s->orphaned) {
     // RAWMODE: no new send-side work; TCP FIN once what is queued has left.

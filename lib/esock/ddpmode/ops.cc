@@ -11,8 +11,8 @@
 
 #include "esock/esock.h"
 #include "esock/process/config.h"
-#include "esock/runtime/fd_table.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/socket.h"
 
 namespace esock::sockets {

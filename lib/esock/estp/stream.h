@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "esock/rnic/verbs.h"
 #include "esock/estp/wire.h"
+#include "esock/rnic/verbs.h"
 
 namespace esock::estp {
 

@@ -89,16 +89,16 @@ class DpdkConn final : public ProviderConn {
   void flush() override;
   // The endpoint frames and queues to TCP at once, and flush() hands frames to the port.
   bool output_pending() const override { return false; }
-  int transport_state() const override {
-    if (!ep_) return 0;
+  TransportState transport_state() const override {
+    if (!ep_) return TransportState::open;
     switch (ep_->state()) {
       case utcp::Endpoint::State::failed:
-        return ECONNRESET;
+        return TransportState::broken;
       case utcp::Endpoint::State::closed:
-        return -1;
+        return TransportState::ended;
       default:
         // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset.
-        return ep_->qp().state() == ddp::QpState::error ? ECONNRESET : 0;
+        return ep_->engine().terminated() ? TransportState::broken : TransportState::open;
     }
   }
   void shutdown() override {

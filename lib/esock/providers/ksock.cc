@@ -10,9 +10,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "esock/ksock/stream_io.h"
 #include "esock/process/libc.h"
 #include "esock/providers/provider.h"
-#include "esock/ksock/stream_io.h"
 #include "esock/rnic/byte_stream_engine.h"
 #include "esock/rnic/engine_verbs.h"
 
@@ -61,18 +61,18 @@ class KsockConn final : public ProviderConn {
     return static_cast<short>((hold_ ? 0 : POLLIN) | (output_pending() ? POLLOUT : 0));
   }
   bool output_pending() const override { return !conn_.output().empty(); }
-  int transport_state() const override {
+  TransportState transport_state() const override {
     switch (io_.stream()) {
       case Stream::broken:
-        return ECONNRESET;
+        return TransportState::broken;
       case Stream::ended:
-        return -1;
+        return TransportState::ended;
       case Stream::open:
         break;
     }
     // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset does.
     const bool failed = conn_.state() == rnic::Engine::State::failed || terminated_;
-    return failed ? ECONNRESET : 0;
+    return failed ? TransportState::broken : TransportState::open;
   }
 
   void on_ready(short revents) override {

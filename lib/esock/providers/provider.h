@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "esock/providers/transport_state.h"
 #include "esock/rnic/verbs.h"
 #include "mpa/negotiator.h"
 
@@ -49,8 +50,7 @@ class ProviderConn {
   // Frames what the queue pair has and writes what the transport takes now (no waiting).
   virtual void flush() = 0;
   virtual bool output_pending() const = 0;
-  // 0 while healthy; ECONNRESET once the stream broke; -1 after an orderly end (peer FIN).
-  virtual int transport_state() const = 0;
+  virtual TransportState transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).
   virtual void shutdown() = 0;
   // While on, nothing is read from the transport (the kernel or stack buffers it, flow

@@ -30,12 +30,8 @@ class EngineVerbs final : public Verbs {
     return e_.context().reg_mr(addr, len, access);
   }
   int dereg_mr(ddp::stag_t stag) override { return e_.context().dereg_mr(stag); }
-  std::size_t poll_send_cq(std::span<ddp::Completion> out) override {
-    return e_.poll_send_cq(out);
-  }
-  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override {
-    return e_.poll_recv_cq(out);
-  }
+  std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return e_.poll_send_cq(out); }
+  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return e_.poll_recv_cq(out); }
 
  private:
   Engine& e_;

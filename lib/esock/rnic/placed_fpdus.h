@@ -18,7 +18,7 @@
 namespace esock::rnic {
 
 struct PlacedFpdu {
-  std::uint64_t pos = 0;       // MPA stream position of its first octet (a leading Marker's)
+  std::uint64_t pos = 0;  // MPA stream position of its first octet (a leading Marker's)
   std::uint32_t payload_len = 0;
   std::array<std::uint8_t, 32> hdr{};  // DDP + RDMAP header (at most 28 octets)
   std::uint8_t hdr_len = 0;

@@ -8,8 +8,8 @@ void CloseLadder::start(Instant now) {
   deadline_ = now + drain_time;
 }
 
-CloseAction CloseLadder::step(Instant now, int transport, bool drained) {
-  const bool healthy = transport == 0;
+CloseAction CloseLadder::step(Instant now, TransportState transport, bool drained) {
+  const bool healthy = transport == TransportState::open;
   CloseAction act = CloseAction::none;
   if (stage_ == CloseStage::draining && (!healthy || now >= deadline_ || drained)) {
     stage_ = CloseStage::fin_sent;

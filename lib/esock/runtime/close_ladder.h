@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "base/time.h"
+#include "esock/providers/transport_state.h"
 
 namespace esock::sockets {
 
@@ -53,9 +54,9 @@ class CloseLadder {
 
   // close(): the caller has queued the FIN after the output. Only from open.
   void start(Instant now);
-  // One progress round. transport: ProviderConn::transport_state() (0 healthy, an errno
-  // once broken, -1 after the peer's FIN). A deadline expires at exactly its instant.
-  CloseAction step(Instant now, int transport, bool drained);
+  // One progress round, with ProviderConn::transport_state(). A deadline expires at
+  // exactly its instant.
+  CloseAction step(Instant now, TransportState transport, bool drained);
 
  private:
   CloseStage stage_ = CloseStage::open;

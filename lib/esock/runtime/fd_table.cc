@@ -21,12 +21,16 @@ struct Table {
 Table& table();
 
 // fork: the table's lock is held across fork() so a child never inherits it held. The
-// handlers are registered when the table is created, before the runtime's (Runtime's
+// handlers are registered when the table is created, before the runtime's (DdpRuntime's
 // constructor creates the table first): prepare handlers run in reverse order of
 // registration, so the runtime lock is taken first and this one second, the order every
 // other path takes them in (POSIX pthread_atfork).
-void fork_lock() { table().mu.lock(); }
-void fork_unlock() { table().mu.unlock(); }
+void fork_lock() {
+  table().mu.lock();
+}
+void fork_unlock() {
+  table().mu.unlock();
+}
 
 Table& table() {
   // Never destroyed: shims may run during exit.

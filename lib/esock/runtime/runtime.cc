@@ -76,10 +76,10 @@ void StackListen::release() {
   close_all({&sig_a, &sig_l, &opt_fd});
 }
 
-Runtime& Runtime::get() {
+DdpRuntime& DdpRuntime::get() {
   // Never destroyed (nor its clock): shims may run during exit.
-  static Runtime* rt = [] {
-    auto* r = new Runtime(*new SteadyClock);
+  static DdpRuntime* rt = [] {
+    auto* r = new DdpRuntime(*new SteadyClock);
     fd_table_init();  // its fork handlers first, so its lock is taken after ours
     ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
     return r;
@@ -87,33 +87,33 @@ Runtime& Runtime::get() {
   return *rt;
 }
 
-Runtime::Runtime(const Clock& clock) : clock_(clock) {
+DdpRuntime::DdpRuntime(const Clock& clock) : clock_(clock) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
-Runtime::~Runtime() {
+DdpRuntime::~DdpRuntime() {
   if (wake_fd_ >= 0) ESOCK_LIBC(close)(wake_fd_);
 }
 
-void Runtime::start_thread() {
+void DdpRuntime::start_thread() {
   if (thread_started_) return;
   thread_started_ = true;
   std::thread([this] { loop(); }).detach();
 }
 
-void Runtime::wake() {
+void DdpRuntime::wake() {
   const std::uint64_t one = 1;
   [[maybe_unused]] const ssize_t n = ESOCK_LIBC(write)(wake_fd_, &one, sizeof one);
 }
 
-void Runtime::add(std::shared_ptr<Socket> s) {
+void DdpRuntime::add(std::shared_ptr<Socket> s) {
   start_thread();
   if (s->conn) update_signals(*s);
   socks_.push_back(std::move(s));
   wake();
 }
 
-int Runtime::use_stack(Provider& p, std::string* why) {
+int DdpRuntime::use_stack(Provider& p, std::string* why) {
   if (stack_of_parent_) {
     *why = "the provider's stack belongs to the parent process (fork)";
     return EOPNOTSUPP;
@@ -126,7 +126,7 @@ int Runtime::use_stack(Provider& p, std::string* why) {
   return 0;
 }
 
-void Runtime::after_op(Socket& s) {
+void DdpRuntime::after_op(Socket& s) {
   if (!s.conn || !s.conn->pc) return;
   // Completions of what was just framed (send buffers, credits) are handled here rather
   // than waiting for the progress thread's next round.
@@ -138,14 +138,14 @@ void Runtime::after_op(Socket& s) {
   if (s.conn->pc->output_pending()) wake();
 }
 
-void Runtime::wait(std::unique_lock<RuntimeMutex>& lk) {
+void DdpRuntime::wait(std::unique_lock<RuntimeMutex>& lk) {
   if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();  // a reply is due: spin
   ++waiters_;
   cv.wait(lk);
   --waiters_;
 }
 
-bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline) {
+bool DdpRuntime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline) {
   if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();
   ++waiters_;
   const bool in_time = cv.wait_until(lk, deadline) == std::cv_status::no_timeout;
@@ -153,7 +153,7 @@ bool Runtime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_poi
   return in_time || CallClock::now() < deadline;
 }
 
-void Runtime::close(const std::shared_ptr<Socket>& s) {
+void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   s->set_state(Socket::State::closed);
   cv.notify_all();  // calls blocked on this socket return EBADF
   if (s->lis) {
@@ -180,13 +180,14 @@ void Runtime::close(const std::shared_ptr<Socket>& s) {
 // Readiness of the application's number (docs/sockets.md, "fd model"): one octet queued
 // towards A means readable; shutdown(L, SHUT_WR) is a lasting EOF; shutdown(L, SHUT_RDWR)
 // is a hang-up (the connection failed).
-void Runtime::update_signals(Socket& s) {
+void DdpRuntime::update_signals(Socket& s) {
   Conn& c = *s.conn;
   if (c.sig_l < 0 || c.close_ladder.closing()) return;
   // RAWMODE: readable while completions are pending (the completion descriptor, esock.h);
   // the peer's orderly close is the EOF, a failure the hang-up.
   const int err = c.stream ? c.stream->error() : c.raw->error();
-  const bool peer_fin = c.stream ? c.stream->peer_fin() : c.pc->transport_state() < 0;
+  const bool peer_fin =
+      c.stream ? c.stream->peer_fin() : c.pc->transport_state() == TransportState::ended;
   if (err != 0 && !c.sig_hup) {
     ESOCK_LIBC(shutdown)(c.sig_l, SHUT_RDWR);
     c.sig_hup = true;
@@ -214,7 +215,7 @@ void Runtime::update_signals(Socket& s) {
   set_readable(c.sig_a, c.sig_l, want, &c.sig_readable);
 }
 
-void Runtime::service(Socket& s) {
+void DdpRuntime::service(Socket& s) {
   Conn& c = *s.conn;
   if (c.raw) {
     service_raw(s);
@@ -222,8 +223,8 @@ void Runtime::service(Socket& s) {
   }
   c.stream->progress();
   c.pc->flush();
-  const int ts = c.pc->transport_state();
-  if (ts > 0) c.stream->fail(ts);
+  const TransportState ts = c.pc->transport_state();
+  if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
   // An SRCAVAIL at the head with no reader blocked: pull into the engine's buffer now so the
   // writer is released as TCP's buffering would release it (else a program that writes
   // on both ends before reading would deadlock). A reader already waiting pulls zero-copy.
@@ -234,17 +235,16 @@ void Runtime::service(Socket& s) {
   close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
 }
 
-void Runtime::close_step(Conn& c, int transport, bool drained) {
+void DdpRuntime::close_step(Conn& c, TransportState transport, bool drained) {
   if (!c.close_ladder.closing()) return;
   const CloseAction act = c.close_ladder.step(clock_.now(), transport, drained);
   if (sends_fin(act)) c.pc->shutdown();
   if (releases(act)) c.release();
 }
 
-void Runtime::raw_round(Conn& c) {
+void DdpRuntime::raw_round(Conn& c) {
   c.raw->collect();
-  const int ts = c.pc->transport_state();
-  if (ts > 0) c.raw->fail(ts);
+  if (c.pc->transport_state() == TransportState::broken) c.raw->fail(broken_transport_errno);
   if (c.raw_fin && !c.raw_fin_sent && !c.pc->output_pending()) {
     c.pc->shutdown();
     c.raw_fin_sent = true;
@@ -253,7 +253,7 @@ void Runtime::raw_round(Conn& c) {
 
 // RAWMODE: completions move to the socket's buffer; close waits only for the framed
 // output to leave (the application's regions were revoked at close).
-void Runtime::service_raw(Socket& s) {
+void DdpRuntime::service_raw(Socket& s) {
   Conn& c = *s.conn;
   c.pc->flush();
   raw_round(c);
@@ -262,12 +262,12 @@ void Runtime::service_raw(Socket& s) {
 }
 
 // An own-stack listener's number is readable while a connection waits to be accepted.
-void Runtime::service_listener(Socket& s) {
+void DdpRuntime::service_listener(Socket& s) {
   StackListen& l = *s.lis;
   set_readable(l.sig_a, l.sig_l, l.pl->pending(), &l.sig_readable);
 }
 
-void Runtime::loop() {
+void DdpRuntime::loop() {
   std::unique_lock lk(mu);
   std::vector<pollfd> pfds;
   std::vector<Socket*> who;
@@ -345,8 +345,8 @@ void Runtime::loop() {
 // drain; then the stack is stopped (DPDK port and EAL released, its runtime directory
 // removed). The lock is kept: the progress thread and any application thread still
 // running stop at it, and never see the stack again.
-void Runtime::at_exit() {
-  Runtime& rt = get();
+void DdpRuntime::at_exit() {
+  DdpRuntime& rt = get();
   std::unique_lock lk(rt.mu);
   if (rt.stack_ == nullptr) return;
   for (const auto& s : rt.socks_)
@@ -367,14 +367,14 @@ void Runtime::at_exit() {
 // fork (docs/sockets.md): the child gets no progress thread. Its copies of DDPMODE sockets
 // are orphaned: close works (and never disturbs the parent's connection, since the child
 // drops its references to the private descriptors here), data calls fail with ENOTCONN.
-void Runtime::at_fork_prepare() {
+void DdpRuntime::at_fork_prepare() {
   get().mu.lock();
 }
-void Runtime::at_fork_parent() {
+void DdpRuntime::at_fork_parent() {
   get().mu.unlock();
 }
-void Runtime::at_fork_child() {
-  Runtime& rt = get();
+void DdpRuntime::at_fork_child() {
+  DdpRuntime& rt = get();
   for (const auto& s : rt.socks_) {
     s->orphaned = true;
     if (s->lis) {

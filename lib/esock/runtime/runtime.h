@@ -49,19 +49,19 @@ class RuntimeMutex {
   std::atomic<int> wanted_{0};
 };
 
-class Runtime {
+class DdpRuntime {
  public:
   // Application-call timeouts (connect and accept settling) are real time: they bound how
   // long an application thread waits on cv.
   using CallClock = std::chrono::steady_clock;
   // The process's runtime (steady clock, fork handlers registered, never destroyed).
-  static Runtime& get();
+  static DdpRuntime& get();
   // A runtime of its own, for tests: no fork handlers, and no progress thread unless
   // add() or use_stack() starts one (a test drives service() itself instead).
-  explicit Runtime(const Clock& clock);
-  ~Runtime();
-  Runtime(const Runtime&) = delete;
-  Runtime& operator=(const Runtime&) = delete;
+  explicit DdpRuntime(const Clock& clock);
+  ~DdpRuntime();
+  DdpRuntime(const DdpRuntime&) = delete;
+  DdpRuntime& operator=(const DdpRuntime&) = delete;
 
   RuntimeMutex mu;
   std::condition_variable_any cv;
@@ -89,7 +89,7 @@ class Runtime {
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
   // close_ladder's step for this round; releases the connection when it says so.
-  void close_step(Conn& c, int transport, bool drained);
+  void close_step(Conn& c, TransportState transport, bool drained);
   void start_thread();
   static void at_exit();
   static void at_fork_prepare();

@@ -1,8 +1,8 @@
 // The esock_ C API (include/esock/esock.h), exported from libesock.so.
-#include "esock/esock.h"
 #include "esock/ddpmode/ext_api.h"
-#include "esock/runtime/fd_table.h"
+#include "esock/esock.h"
 #include "esock/rawmode/raw_qp.h"
+#include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 
 extern "C" {
@@ -16,7 +16,7 @@ int esock_is_ddp(int fd) {
 }
 
 int esock_blocked_calls(void) {
-  esock::sockets::Runtime& rt = esock::sockets::Runtime::get();
+  esock::sockets::DdpRuntime& rt = esock::sockets::DdpRuntime::get();
   std::lock_guard lk(rt.mu);
   return rt.waiters();
 }

@@ -7,8 +7,8 @@
 #include <cstdarg>
 
 #include "esock/ddpmode/ops.h"
-#include "esock/runtime/fd_table.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 
 using esock::sockets::fd_is_ddp;
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "esock/ddpmode/ops.h"
-#include "esock/runtime/fd_table.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 
 using esock::sockets::fd_is_ddp;
 

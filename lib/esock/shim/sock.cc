@@ -4,10 +4,10 @@
 
 #include <cerrno>
 
-#include "esock/esock.h"
 #include "esock/ddpmode/ops.h"
-#include "esock/runtime/fd_table.h"
+#include "esock/esock.h"
 #include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
 
 using esock::sockets::fd_is_ddp;
 

@@ -55,9 +55,7 @@ struct Options {
 
 using Stats = rnic::EngineStats;
 
-class Endpoint final : public rnic::EndpointVerbs,
-                       private tcp::TcbUser,
-                       private rnic::Transport {
+class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private rnic::Transport {
  public:
   enum class State { connecting, negotiating, established, failed, closed };
 

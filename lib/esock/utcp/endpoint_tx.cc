@@ -39,8 +39,8 @@ bool Endpoint::can_send(std::size_t fpdu_len) const {
 bool Endpoint::send_fpdu(std::span<const mpa::FramePiece> pieces, std::uint64_t seg_id) {
   // Payload pieces reference the registered memory through a pin that reports the segment
   // done when TCP and the device have let go of it; framing octets are copied by TCP.
-  const bool payload = std::any_of(pieces.begin(), pieces.end(),
-                                   [](const mpa::FramePiece& p) { return !p.owned; });
+  const bool payload =
+      std::any_of(pieces.begin(), pieces.end(), [](const mpa::FramePiece& p) { return !p.owned; });
   BufRef pin;
   if (payload) {
     pin = pool_->pin(seg_id);
@@ -66,8 +66,7 @@ void Endpoint::complete_acked() {
 
 bool Endpoint::ending() const {
   const rnic::Engine::State st = engine_.state();
-  return close_requested_ || st == rnic::Engine::State::failed ||
-         st == rnic::Engine::State::closed;
+  return close_requested_ || st == rnic::Engine::State::failed || st == rnic::Engine::State::closed;
 }
 
 bool Endpoint::transmit() {

@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int k = 0; k < 16 && st.qp.next_segment(seg); ++k) {
   }
   if (size == 0) return 0;
-  if (data[0] & 1) st.qp.expect_rtr(static_cast<Rtr>((data[0] >> 1) % 3));
+  if (data[0] & 1) st.qp.expect_rtr(static_cast<RtrOp>((data[0] >> 1) % 3));
 
   std::size_t off = 1;
   auto take = [&](std::size_t n) -> const std::uint8_t* {

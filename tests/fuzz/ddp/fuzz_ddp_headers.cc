@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Sge sg[] = {{rx.data(), 256, lk}, {rx.data() + 256, 256, lk}};
   for (int i = 0; i < 4; ++i) qp.post_recv(static_cast<std::uint64_t>(i), sg);
   qp.rts();
-  if (size > 0 && (data[0] & 1)) qp.expect_rtr(static_cast<Rtr>((data[0] >> 1) % 3));
+  if (size > 0 && (data[0] & 1)) qp.expect_rtr(static_cast<RtrOp>((data[0] >> 1) % 3));
   std::size_t off = size > 0 ? 1 : 0;
   OutSegment seg;
   while (off < size) {

@@ -126,7 +126,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           m.flags = static_cast<std::uint16_t>(sc.u8() & 1);
           m.credits = sc.u8() % 4;
           m.length = sc.u16();
-          if (sc.u8() & 1) m.id = id++; else m.id = sc.u8();
+          if (sc.u8() & 1)
+            m.id = id++;
+          else
+            m.id = sc.u8();
           m.stag = 7;
           m.to = 0x1000;
           if (m.type == Type::credit || m.type == Type::fin || m.type == Type::sinkcancel)
@@ -138,11 +141,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto r = v.recvs.front();
         v.recvs.pop_front();
         if (!msg.empty()) std::memcpy(r.addr, msg.data(), std::min<std::size_t>(msg.size(), r.len));
-        v.rcq.push_back({.wr_id = r.wr_id,
-                         .opcode = ddp::Opcode::recv,
-                         .status = msg.size() > r.len ? ddp::Status::local_length_error
-                                                      : status(sc.u8()),
-                         .byte_len = static_cast<std::uint32_t>(msg.size())});
+        v.rcq.push_back(
+            {.wr_id = r.wr_id,
+             .opcode = ddp::Opcode::recv,
+             .status = msg.size() > r.len ? ddp::Status::local_length_error : status(sc.u8()),
+             .byte_len = static_cast<std::uint32_t>(msg.size())});
         break;
       }
       case 2: {  // the application reads (and readable() must have told the truth)
@@ -163,8 +166,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 4:
-        if (!s.rndv_active()) s.start_rndv({src.data(), 1 + sc.u16() % src.size()});
-        else s.rndv_finished();
+        if (!s.rndv_active())
+          s.start_rndv({src.data(), 1 + sc.u16() % src.size()});
+        else
+          s.rndv_finished();
         break;
       case 5:
         if (zc_pending) {
@@ -196,16 +201,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 9:  // the queue pair left RTS
         for (const auto& r : v.recvs)
-          v.rcq.push_back({.wr_id = r.wr_id, .opcode = ddp::Opcode::recv,
-                           .status = ddp::Status::flushed});
+          v.rcq.push_back(
+              {.wr_id = r.wr_id, .opcode = ddp::Opcode::recv, .status = ddp::Status::flushed});
         v.recvs.clear();
         break;
       case 10:
         s.shutdown_write();
         break;
       case 11:
-        if (sc.u8() & 1) s.cancel_pull(), zc_pending = false;
-        else s.cancel_rndv();
+        if (sc.u8() & 1)
+          s.cancel_pull(), zc_pending = false;
+        else
+          s.cancel_rndv();
         break;
       case 12:
         s.fail(ECONNRESET);

@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     std::vector<std::uint8_t> out(wire_size(*m));
     check(emit_header(*m, out) == (m->type == Type::data ? hdr_len : out.size()));
-    if (!m->payload.empty()) std::memcpy(out.data() + hdr_len, m->payload.data(), m->payload.size());
+    if (!m->payload.empty())
+      std::memcpy(out.data() + hdr_len, m->payload.data(), m->payload.size());
     check(out.size() == in.size() && std::memcmp(out.data(), in.data(), in.size()) == 0);
     // A short buffer is refused, never overrun.
     std::vector<std::uint8_t> small(hdr_len - 1);

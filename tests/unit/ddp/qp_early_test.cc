@@ -145,7 +145,7 @@ TEST_F(Early, NothingIsPlacedOutsideRtsOrBeforeTheRtr) {
   Bytes m2(1024), b2(64);
   Rx idle{m2, b2};
   Rx rtr{m2, b2};
-  rtr.side.qp.expect_rtr(Rtr::write);
+  rtr.side.qp.expect_rtr(RtrOp::write);
   Side fresh{cfg()};  // idle: rts() never called
   const Bytes w = seg(write_hdr(idle.wk, idle.base), payload);
   EXPECT_FALSE(place(fresh.qp, w));

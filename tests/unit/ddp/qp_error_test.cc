@@ -263,7 +263,7 @@ TEST(ResponderIrd, ExceedingIrdFindsNoBuffer) {
 }
 
 TEST_F(Responder, RtrMismatch) {
-  b.qp.expect_rtr(Rtr::read);
+  b.qp.expect_rtr(RtrOp::read);
   b.qp.on_segment(seg(write_hdr(1, 0)));  // a Write RTR when a Read RTR was agreed
   const Terminate t = expect_terminate(term::llp_no_matching_rtr);
   EXPECT_FALSE(t.m || t.d || t.r);

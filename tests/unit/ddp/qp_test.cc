@@ -275,7 +275,7 @@ TEST(QpLimits, CompleteOnAck) {
 }
 
 TEST(QpRtr, EachKindIsSwallowed) {
-  for (Rtr r : {Rtr::send, Rtr::write, Rtr::read}) {
+  for (RtrOp r : {RtrOp::send, RtrOp::write, RtrOp::read}) {
     Side a{cfg()}, b{cfg()};
     ASSERT_EQ(a.qp.rts(), 0);
     ASSERT_EQ(b.qp.rts(), 0);
@@ -292,8 +292,8 @@ TEST(QpRtr, EachKindIsSwallowed) {
     Wire w;
     pump(a, b, &w);
     ASSERT_FALSE(w.a_to_b.empty());
-    EXPECT_EQ(w.a_to_b[0].size(), r == Rtr::write ? 14u : r == Rtr::send ? 18u : 46u);
-    if (r == Rtr::read) {
+    EXPECT_EQ(w.a_to_b[0].size(), r == RtrOp::write ? 14u : r == RtrOp::send ? 18u : 46u);
+    if (r == RtrOp::read) {
       ASSERT_GE(w.b_to_a.size(), 2u);
       EXPECT_EQ(w.b_to_a[0].size(), 14u);  // zero-length Read Response first
       EXPECT_EQ(w.b_to_a[0][1] & 0x0f, 2);

@@ -9,8 +9,9 @@
 namespace esock::sockets {
 namespace {
 
-constexpr int healthy = 0;
-constexpr int peer_ended = -1;  // ProviderConn::transport_state() after the peer's FIN
+constexpr TransportState healthy = TransportState::open;
+constexpr TransportState broken = TransportState::broken;
+constexpr TransportState peer_ended = TransportState::ended;  // the peer's FIN
 constexpr bool drained = true;
 constexpr bool not_drained = false;
 
@@ -26,7 +27,7 @@ class CloseLadderTest : public ::testing::Test {
 TEST_F(CloseLadderTest, OpenDoesNothingWhateverTheTransport) {
   EXPECT_FALSE(ladder.closing());
   EXPECT_EQ(ladder.step(t0, healthy, drained), CloseAction::none);
-  EXPECT_EQ(ladder.step(t0 + 10s, ECONNRESET, not_drained), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 10s, broken, not_drained), CloseAction::none);
   EXPECT_EQ(ladder.step(t0 + 20s, peer_ended, drained), CloseAction::none);
   EXPECT_EQ(ladder.stage(), CloseStage::open);
 }
@@ -48,7 +49,7 @@ TEST_F(CloseLadderTest, DrainsThenSendsFinThenWaitsForPeerFinThenReleases) {
   EXPECT_EQ(ladder.stage(), CloseStage::released);
   // Released is final: nothing is sent or released twice.
   EXPECT_EQ(ladder.step(t0 + 700ms, peer_ended, drained), CloseAction::none);
-  EXPECT_EQ(ladder.step(t0 + 10s, ECONNRESET, drained), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 10s, broken, drained), CloseAction::none);
 }
 
 TEST_F(CloseLadderTest, DrainedAtTheFirstRoundSendsFinAtOnce) {
@@ -93,7 +94,7 @@ TEST_F(CloseLadderTest, BothDeadlinesInTurnWithAPeerThatNeitherReadsNorCloses) {
 TEST_F(CloseLadderTest, ResetWhileDrainingShortCircuitsBothWaits) {
   close_at_t0();
   ASSERT_EQ(ladder.step(t0 + 10ms, healthy, not_drained), CloseAction::none);
-  EXPECT_EQ(ladder.step(t0 + 20ms, ECONNRESET, not_drained), CloseAction::send_fin_and_release);
+  EXPECT_EQ(ladder.step(t0 + 20ms, broken, not_drained), CloseAction::send_fin_and_release);
   EXPECT_EQ(ladder.stage(), CloseStage::released);
 }
 
@@ -106,12 +107,12 @@ TEST_F(CloseLadderTest, PeerEndWhileDrainingShortCircuitsBothWaits) {
 TEST_F(CloseLadderTest, ResetDuringFinWaitReleasesAtOnce) {
   close_at_t0();
   ASSERT_EQ(ladder.step(t0, healthy, drained), CloseAction::send_fin);
-  EXPECT_EQ(ladder.step(t0 + 1ms, ECONNRESET, drained), CloseAction::release);
+  EXPECT_EQ(ladder.step(t0 + 1ms, broken, drained), CloseAction::release);
 }
 
 TEST_F(CloseLadderTest, CloseOfAnAlreadyFailedConnectionReleasesAtTheFirstRound) {
   close_at_t0();
-  EXPECT_EQ(ladder.step(t0, ECONNRESET, not_drained), CloseAction::send_fin_and_release);
+  EXPECT_EQ(ladder.step(t0, broken, not_drained), CloseAction::send_fin_and_release);
   EXPECT_EQ(ladder.stage(), CloseStage::released);
 }
 

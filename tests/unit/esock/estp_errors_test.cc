@@ -10,8 +10,8 @@
 #include <numeric>
 #include <string>
 
-#include "estp_fake_verbs.h"
 #include "base/endian.h"
+#include "estp_fake_verbs.h"
 
 namespace esock::estp::testing {
 namespace {
@@ -24,7 +24,9 @@ std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t seed = 1) {
   std::iota(v.begin(), v.end(), seed);
   return v;
 }
-Message data_msg(std::uint16_t flags = 0) { return Message{.type = Type::data, .flags = flags}; }
+Message data_msg(std::uint16_t flags = 0) {
+  return Message{.type = Type::data, .flags = flags};
+}
 
 // What a failed stream looks like to the application (section 4: "the socket fails with
 // EPROTO"; section 8: queued data first, then the error; writes fail at once).
@@ -96,7 +98,9 @@ std::vector<Malformed> malformed_cases() {
 
 class EstpMalformedSend : public ::testing::TestWithParam<Malformed> {};
 
-TEST_P(EstpMalformedSend, IsRejectedByTheParser) { EXPECT_FALSE(parse(GetParam().octets)); }
+TEST_P(EstpMalformedSend, IsRejectedByTheParser) {
+  EXPECT_FALSE(parse(GetParam().octets));
+}
 
 TEST_P(EstpMalformedSend, FailsTheStreamWithEPROTOAfterDeliveringEarlierData) {
   Lone e(local());
@@ -187,9 +191,8 @@ TEST(EstpRx, ReceiveCompletionForAnUnknownBufferIsProtocolError) {
 }
 
 TEST(EstpRx, AFailedReceiveIsProtocolError) {
-  for (const ddp::Status st :
-       {ddp::Status::local_protection_error, ddp::Status::remote_operation_error,
-        ddp::Status::general_error}) {
+  for (const ddp::Status st : {ddp::Status::local_protection_error,
+                               ddp::Status::remote_operation_error, ddp::Status::general_error}) {
     Lone e(local());
     e.v.deliver(wire(Message{.type = Type::credit}), st);
     e.s().progress();

@@ -164,7 +164,8 @@ class FakeVerbs final : public rnic::Verbs {
     const auto it = mrs.find(s);
     if (it == mrs.end()) return false;
     const auto* base = static_cast<const std::uint8_t*>(it->second.addr);
-    return p >= base && n <= it->second.len && static_cast<std::size_t>(p - base) <= it->second.len - n;
+    return p >= base && n <= it->second.len &&
+           static_cast<std::size_t>(p - base) <= it->second.len - n;
   }
   static std::size_t drain(std::deque<ddp::Completion>& q, std::span<ddp::Completion> out) {
     std::size_t n = 0;

@@ -1,5 +1,5 @@
-// Two ESTP engines over two software RNIC engines (rnic::ByteStreamEngine) joined in memory (as tests/pipe does):
-// the Hello travels in the MPA private data, octets move in seeded random pieces.
+// Two ESTP engines over two software RNIC engines (rnic::ByteStreamEngine) joined in memory (as
+// tests/pipe does): the Hello travels in the MPA private data, octets move in seeded random pieces.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -31,8 +31,7 @@ TEST(EstpWire, EveryMessageTypeRoundTripsEveryField) {
   for (std::uint8_t t = 0x01; t <= 0x08; ++t) {
     const auto type = static_cast<Type>(t);
     const bool adv = type == Type::srcavail || type == Type::sinkavail;
-    const bool done =
-        type == Type::rdmadone || type == Type::writedone || type == Type::sinkcancel;
+    const bool done = type == Type::rdmadone || type == Type::writedone || type == Type::sinkcancel;
     const bool zero_len = type == Type::credit || type == Type::fin || type == Type::sinkcancel;
     const auto payload = bytes(type == Type::data ? 7 : 0);
     Message m{.type = type,
@@ -274,7 +273,7 @@ TEST(EstpTx, MsgmodeEmptyWriteSendsZeroLengthDataWithEom) {
 TEST(EstpTx, CanWriteWholeCountsPiecesAgainstCreditsAndTheLastCreditRule) {
   Lone e(local(4, 1024, true), Hello{true, 4, 256});  // 4 credits, 240 octets per piece
   EXPECT_TRUE(e.s().can_write_whole(0));
-  EXPECT_TRUE(e.s().can_write_whole(3 * 240));   // 3 pieces + the kept credit
+  EXPECT_TRUE(e.s().can_write_whole(3 * 240));  // 3 pieces + the kept credit
   EXPECT_FALSE(e.s().can_write_whole(3 * 240 + 1));
   ASSERT_EQ(e.s().write(bytes(480), true), 480);  // 2 credits left
   EXPECT_TRUE(e.s().can_write_whole(240));
@@ -339,7 +338,7 @@ TEST(EstpCredit, StandaloneCreditWhenLoudGrantsReachHalfOfR) {
 }
 
 TEST(EstpCredit, StandaloneCreditAtOnceWhenThePeerMayBeStarving) {
-  Lone e(local(8, 1024));  // R/2 = 4
+  Lone e(local(8, 1024));                                         // R/2 = 4
   for (int i = 0; i < 7; ++i) e.from_peer(data_msg(), bytes(1));  // peer has 1 credit left
   std::vector<std::uint8_t> buf;
   ASSERT_EQ(e.read(buf, 1).n, 1u);
@@ -441,7 +440,8 @@ TEST(EstpRx, EomIsIgnoredInStreamMode) {
 
 TEST(EstpRx, SinkavailIsNeverWrittenAndTheStreamGoesOn) {
   Lone e(local(8, 1024));
-  e.from_peer(Message{.type = Type::sinkavail, .length = 1 << 20, .stag = 9, .to = 0x1000, .id = 1});
+  e.from_peer(
+      Message{.type = Type::sinkavail, .length = 1 << 20, .stag = 9, .to = 0x1000, .id = 1});
   e.from_peer(Message{.type = Type::sinkcancel, .id = 1});
   ASSERT_EQ(e.s().write(bytes(100), false), 100);
   const auto m = e.sent();
@@ -668,7 +668,7 @@ TEST(EstpPull, SrcavailWaitsForAReaderToPull) {
   EXPECT_TRUE(e.s().prefetch_needed());
   std::vector<std::uint8_t> buf;
   EXPECT_EQ(e.read(buf, 100).err, EAGAIN);
-  EXPECT_TRUE(e.v.reads.empty());  // nothing is read before somebody pulls
+  EXPECT_TRUE(e.v.reads.empty());   // nothing is read before somebody pulls
   EXPECT_EQ(e.v.recvs.size(), 4u);  // the descriptor was copied out
   EXPECT_EQ(e.s().stats().srcavail_rx, 1u);
 }

@@ -1,4 +1,4 @@
-// The ESTP engine end to end over two in-memory rnic::Connections: credits, buffer copy,
+// The ESTP engine end to end over two in-memory software RNICs: credits, buffer copy,
 // rendezvous by RDMA Read (zero-copy and bounce pulls), MSGMODE boundaries, FIN, protocol
 // errors. Seeded random write/read/split sizes; every octet is verified.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// Runtime::close and Runtime::service (lib/esock/runtime) with a manual clock and no
+// DdpRuntime::close and DdpRuntime::service (lib/esock/runtime) with a manual clock and no
 // progress thread: the test runs the rounds. The connection is a real ESTP engine (or a
-// RAWMODE queue pair) over an rnic::Connection joined in memory to a peer
+// RAWMODE queue pair) over an rnic::ByteStreamEngine joined in memory to a peer
 // (estp_harness.h); the provider connection is a fake whose transport the test controls.
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@ using estp::testing::Side;
 
 // The transport as the test sets it and sees it.
 struct Wire {
-  int state = 0;      // ProviderConn::transport_state(): 0, an errno, -1 after the peer's FIN
+  TransportState state = TransportState::open;  // ProviderConn::transport_state()
   bool full = false;  // takes no octets (the peer does not read): output stays pending
   int shutdowns = 0;  // ProviderConn::shutdown() calls (our TCP FIN)
   std::size_t unsent_at_shutdown = 0;    // framed octets not yet sent when the FIN went
@@ -48,7 +48,7 @@ class FakeConn final : public ProviderConn {
     peer_.conn->on_bytes(copy);
   }
   bool output_pending() const override { return w_.full || !self_.conn->output().empty(); }
-  int transport_state() const override { return w_.state; }
+  TransportState transport_state() const override { return w_.state; }
   void shutdown() override {
     ++w_.shutdowns;
     w_.unsent_at_shutdown = self_.conn->output().size();
@@ -113,7 +113,7 @@ class RuntimeCloseTest : public ::testing::Test {
 
   Pair pair;
   ManualClock clock;
-  Runtime rt;
+  DdpRuntime rt;
   Wire wire;
   std::shared_ptr<Socket> sock;
 };
@@ -147,7 +147,7 @@ TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
   clock.advance(1s - 1ns);
   round();
   EXPECT_FALSE(released());
-  wire.state = -1;  // the peer's FIN
+  wire.state = TransportState::ended;  // the peer's FIN
   round();
   EXPECT_TRUE(released());
   EXPECT_TRUE(wire.released);
@@ -225,7 +225,7 @@ TEST_F(RuntimeCloseTest, StreamResetWhileDrainingReleasesInThatRound) {
   clock.advance(500ms);
   round();
   EXPECT_EQ(wire.shutdowns, 0);
-  wire.state = ECONNRESET;
+  wire.state = TransportState::broken;
   round();
   EXPECT_EQ(wire.shutdowns, 1);
   EXPECT_TRUE(released());
@@ -236,7 +236,7 @@ TEST_F(RuntimeCloseTest, StreamPeerFinWhileDrainingReleasesInThatRound) {
   wire.full = true;
   rt.close(sock);
   round();
-  wire.state = -1;
+  wire.state = TransportState::ended;
   round();
   EXPECT_EQ(wire.shutdowns, 1);
   EXPECT_TRUE(released());
@@ -244,7 +244,7 @@ TEST_F(RuntimeCloseTest, StreamPeerFinWhileDrainingReleasesInThatRound) {
 
 TEST_F(RuntimeCloseTest, CloseOfAFailedConnectionReleasesAtTheNextRound) {
   connect(false);
-  wire.state = ECONNRESET;
+  wire.state = TransportState::broken;
   round();
   EXPECT_EQ(sock->conn->stream->error(), ECONNRESET);
   EXPECT_FALSE(released());  // failed, but still the application's until close
@@ -268,7 +268,7 @@ TEST_F(RuntimeCloseTest, RawmodeDrainedMeansNoFramedOutputPending) {
   clock.advance(1s - 1ns);
   round();
   EXPECT_FALSE(released());
-  wire.state = -1;
+  wire.state = TransportState::ended;
   round();
   EXPECT_TRUE(released());
 }
@@ -296,7 +296,7 @@ TEST_F(RuntimeCloseTest, RawmodeResetWhileDrainingReleasesInThatRound) {
   wire.full = true;
   rt.close(sock);
   round();
-  wire.state = ECONNRESET;
+  wire.state = TransportState::broken;
   round();
   EXPECT_EQ(wire.shutdowns, 1);
   EXPECT_TRUE(released());
@@ -304,7 +304,7 @@ TEST_F(RuntimeCloseTest, RawmodeResetWhileDrainingReleasesInThatRound) {
 
 TEST_F(RuntimeCloseTest, RawmodeCloseOfAFailedConnectionReleasesAtTheNextRound) {
   connect(true);
-  wire.state = ECONNRESET;
+  wire.state = TransportState::broken;
   round();
   EXPECT_EQ(sock->conn->raw->error(), ECONNRESET);
   rt.close(sock);

@@ -23,7 +23,7 @@ class RecordingTransport final : public Transport {
  public:
   struct Record {
     std::vector<std::uint8_t> bytes;
-    bool fpdu = false;        // an FPDU (else an MPA Request/Reply/Reject)
+    bool fpdu = false;         // an FPDU (else an MPA Request/Reply/Reject)
     std::uint64_t seg_id = 0;  // its DDP segment
   };
 
@@ -38,7 +38,8 @@ class RecordingTransport final : public Transport {
   bool can_send(std::size_t fpdu_len) const override { return room >= fpdu_len; }
   bool send_fpdu(std::span<const mpa::FramePiece> pieces, std::uint64_t seg_id) override {
     Record r{{}, true, seg_id};
-    for (const mpa::FramePiece& p : pieces) r.bytes.insert(r.bytes.end(), p.bytes.begin(), p.bytes.end());
+    for (const mpa::FramePiece& p : pieces)
+      r.bytes.insert(r.bytes.end(), p.bytes.begin(), p.bytes.end());
     if (room != SIZE_MAX) room -= std::min(room, r.bytes.size());
     records.push_back(std::move(r));
     return true;
