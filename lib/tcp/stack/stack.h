@@ -3,8 +3,8 @@
 // RFC 6528, ephemeral ports, timers. This is the native API lib/mpa and lib/esock use.
 //
 // One Stack belongs to one thread (one polling core, ARCHITECTURE.md); nothing here locks.
-// It does no waiting of its own: the owner calls poll(now) in its loop (see poll_loop.h for
-// a loop that backs off when idle).
+// It does no waiting of its own: the owner calls poll(now) in its loop (tcp::Runtime in
+// runtime/runtime.h is one that backs off when idle, dev/idle_backoff.h the policy).
 //
 // Connections and listeners are owned by the stack. A Connection* stays valid until the
 // user releases it with close() or abort(); a connection the peer reset stays (CLOSED, with
