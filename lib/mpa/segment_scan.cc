@@ -116,6 +116,38 @@ ScanResult Scanner::next(ScannedFpdu& f, std::span<bytes_view> pieces, std::size
   return ScanResult::ok;
 }
 
+// scan_segment past its quick refusals. Out of line so that those refusals (every segment
+// of a connection without CRC or Markers) do not pay for this frame; `pieces` as two words,
+// so that scan_segment passes its stack arguments on without a wide load of them.
+[[gnu::noinline]] ScanResult scan_fpdus(bytes_view seg, std::uint64_t stream_pos,
+                                        const ScanConfig& cfg, std::span<ScannedFpdu> out,
+                                        bytes_view* pieces_data, std::size_t pieces_size,
+                                        std::size_t* count) {
+  const std::span<bytes_view> pieces(pieces_data, pieces_size);
+  Scanner s(seg, stream_pos, cfg);
+  if (cfg.markers) {
+    // RFC 5044 section 5: the first Marker tells whether the FPDU it falls in began
+    // before the segment (then the segment cannot be placed on its own).
+    bool seen = false;
+    if (!s.first_marker_in_segment(&seen)) return ScanResult::partial;
+    // Without CRC a Marker is the only evidence that the segment starts at an FPDU.
+    if (!seen && !cfg.crc) return ScanResult::not_self_describing;
+  }
+  std::size_t n = 0, np = 0;
+  ScannedFpdu spare;
+  while (!s.done()) {
+    // Found in place (a copy of a ScannedFpdu just written costs a stalled load); out may
+    // be full while the segment is not placeable anyway: say which.
+    ScannedFpdu& f = n < out.size() ? out[n] : spare;
+    f = ScannedFpdu{};
+    if (const ScanResult r = s.next(f, pieces, &np); r != ScanResult::ok) return r;
+    if (n == out.size()) return ScanResult::no_room;
+    ++n;
+  }
+  *count = n;
+  return ScanResult::ok;
+}
+
 }  // namespace
 
 const char* to_string(ScanResult r) {
@@ -146,24 +178,7 @@ ScanResult scan_segment(bytes_view seg, std::uint64_t stream_pos, const ScanConf
   // Offsets are 32-bit; no TCP segment comes near that.
   if (seg.empty() || seg.size() > UINT32_MAX) return ScanResult::partial;
   if (cfg.markers && stream_pos % 4 != 0) return ScanResult::partial;
-  Scanner s(seg, stream_pos, cfg);
-  if (cfg.markers) {
-    // RFC 5044 section 5: the first Marker tells whether the FPDU it falls in began
-    // before the segment (then the segment cannot be placed on its own).
-    bool seen = false;
-    if (!s.first_marker_in_segment(&seen)) return ScanResult::partial;
-    // Without CRC a Marker is the only evidence that the segment starts at an FPDU.
-    if (!seen && !cfg.crc) return ScanResult::not_self_describing;
-  }
-  std::size_t n = 0, np = 0;
-  while (!s.done()) {
-    ScannedFpdu f;  // out may be full while the segment is not placeable anyway: say which
-    if (const ScanResult r = s.next(f, pieces, &np); r != ScanResult::ok) return r;
-    if (n == out.size()) return ScanResult::no_room;
-    out[n++] = f;
-  }
-  *count = n;
-  return ScanResult::ok;
+  return scan_fpdus(seg, stream_pos, cfg, out, pieces.data(), pieces.size(), count);
 }
 
 }  // namespace esock::mpa
