@@ -5,6 +5,11 @@
 // connection. Plain sockets go through libesock's pass-through (the same as libc, see
 // bench_esock_passthrough).
 //
+// Every cell also reports the CPU time each side spent on it (all of its threads: the
+// application's and esock's progress thread), from /proc/PID/task/*/schedstat, so bytes per
+// CPU-second can be compared with the kernel's; the kernel's loopback work runs in the
+// processes' system time, so it is counted too.
+//
 // Usage: bench_esock_ddpmode [--quick] [--provider ksock|dpdk]
 // ksock (default): DDPMODE over kernel TCP on loopback. dpdk: DDPMODE over esock's own
 // stack on a DPDK net_memif link between the two processes (the child is the memif
@@ -19,12 +24,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -144,38 +152,78 @@ int connect_to(bool ddp, std::uint16_t port) {
   return fd;
 }
 
+// Seconds on a CPU of every live thread of process pid so far (schedstat's first field is
+// nanoseconds on the CPU, user and system time alike).
+double cpu_seconds(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  double total = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/schedstat");
+    double ns = 0;
+    if (f >> ns) total += ns / 1e9;
+  }
+  ::closedir(d);
+  return total;
+}
+
+pid_t g_server = 0;
+
+// CPU seconds both sides spent between start() and stop().
+struct CpuMeter {
+  double client = 0, server = 0;
+  void start() {
+    client = -cpu_seconds(::getpid());
+    server = -cpu_seconds(g_server);
+  }
+  void stop() {
+    client += cpu_seconds(::getpid());
+    server += cpu_seconds(g_server);
+  }
+};
+
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Microseconds per round trip.
-double pingpong(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count) {
+double pingpong(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count,
+                CpuMeter* cpu) {
   const int fd = connect_to(ddp, port);
   const Cmd cmd{1, size, count + count / 10};
   std::vector<char> buf(size, 'x');
   write_all(fd, &cmd, sizeof cmd);
   double t0 = 0;
   for (std::uint64_t i = 0; i < cmd.count; ++i) {
-    if (i == count / 10) t0 = now();  // the first 10% warm up
+    if (i == count / 10) {  // the first 10% warm up
+      t0 = now();
+      cpu->start();
+    }
     if (!write_all(fd, buf.data(), size) || !read_all(fd, buf.data(), size)) return -1;
   }
   const double us = (now() - t0) / static_cast<double>(cmd.count - count / 10) * 1e6;
+  cpu->stop();
   ::close(fd);
   return us;
 }
 
 // MB/s (10^6 octets per second) of count writes of size octets, until the server's ack.
-double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count) {
+double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count,
+              CpuMeter* cpu) {
   const int fd = connect_to(ddp, port);
   const Cmd cmd{2, size, count};
   std::vector<char> buf(size, 'y');
   write_all(fd, &cmd, sizeof cmd);
+  cpu->start();
   const double t0 = now();
   for (std::uint64_t i = 0; i < count; ++i)
     if (!write_all(fd, buf.data(), size)) return -1;
   char k;
   if (!read_all(fd, &k, 1)) return -1;
   const double secs = now() - t0;
+  cpu->stop();
   ::close(fd);
   return static_cast<double>(size) * static_cast<double>(count) / secs / 1e6;
 }
@@ -200,6 +248,7 @@ int main(int argc, char** argv) {
   int ports[2];
   if (::pipe(ports) != 0) return 1;
   const pid_t child = ::fork();
+  g_server = child;
   if (child == 0) {
     if (g_dpdk) configure_dpdk(true);
     std::uint16_t pp[2] = {0, 0};
@@ -226,30 +275,57 @@ int main(int argc, char** argv) {
   std::printf(
       "| size | TCP ping-pong (us) | DDPMODE ping-pong (us) | ratio | TCP stream (MB/s) | "
       "DDPMODE stream (MB/s) | ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<std::string> cpu_rows;
   for (std::uint32_t size = 64; size <= (4u << 20); size *= 4) {
     const std::uint64_t volume = quick ? (8u << 20) : (256u << 20);
     const std::uint64_t pp_count =
         std::clamp<std::uint64_t>(volume / 8 / size, quick ? 20 : 100, quick ? 500 : 5000);
     const std::uint64_t st_count =
         std::clamp<std::uint64_t>(volume / size, 8, quick ? 2000 : 20000);
-    double lat[2], bw[2];
+    const double rts = static_cast<double>(pp_count - pp_count / 10);
+    const double mb = static_cast<double>(size) * static_cast<double>(st_count) / 1e6;
+    // Per contender (TCP, DDPMODE): time, then CPU per side; medians of 3.
+    double lat[2], bw[2], lat_cpu[2][2], bw_cpu[2][2];
     for (int ddp = 0; ddp < 2; ++ddp) {
-      double l3[3], b3[3];
+      double l3[3], b3[3], lc[2][3], bc[2][3];
       for (int r = 0; r < 3; ++r) {  // interleaving per cell keeps drift off the ratio
-        l3[r] = pingpong(ddp != 0, ddp ? dport : pport, size, pp_count);
-        b3[r] = stream(ddp != 0, ddp ? dport : pport, size, st_count);
+        CpuMeter pc, sc;
+        l3[r] = pingpong(ddp != 0, ddp ? dport : pport, size, pp_count, &pc);
+        b3[r] = stream(ddp != 0, ddp ? dport : pport, size, st_count, &sc);
+        lc[0][r] = pc.client / rts * 1e6;  // CPU us per round trip
+        lc[1][r] = pc.server / rts * 1e6;
+        bc[0][r] = mb / sc.client;  // MB per CPU-second
+        bc[1][r] = mb / sc.server;
       }
-      std::sort(l3, l3 + 3);
-      std::sort(b3, b3 + 3);
-      lat[ddp] = l3[1];
-      bw[ddp] = b3[1];
+      const auto median = [](double* v) {
+        std::sort(v, v + 3);
+        return v[1];
+      };
+      lat[ddp] = median(l3);
+      bw[ddp] = median(b3);
+      for (int side = 0; side < 2; ++side) {
+        lat_cpu[ddp][side] = median(lc[side]);
+        bw_cpu[ddp][side] = median(bc[side]);
+      }
     }
     const char* unit = size >= (1u << 20) ? "MiB" : size >= 1024 ? "KiB" : "B";
     const std::uint32_t shown = size >= (1u << 20) ? size >> 20 : size >= 1024 ? size >> 10 : size;
     std::printf("| %u %s | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f |\n", shown, unit, lat[0],
                 lat[1], lat[1] / lat[0], bw[0], bw[1], bw[1] / bw[0]);
     std::fflush(stdout);
+    char row[256];
+    std::snprintf(row, sizeof row,
+                  "| %u %s | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |\n", shown,
+                  unit, lat_cpu[0][0], lat_cpu[0][1], lat_cpu[1][0], lat_cpu[1][1], bw_cpu[0][0],
+                  bw_cpu[0][1], bw_cpu[1][0], bw_cpu[1][1]);
+    cpu_rows.emplace_back(row);
   }
+  std::printf(
+      "\nCPU time per side (client / server, every thread of each process, medians of 3)\n\n"
+      "| size | TCP ping-pong (CPU us per round trip) | DDPMODE ping-pong (CPU us per round "
+      "trip) | TCP stream (MB per CPU-second) | DDPMODE stream (MB per CPU-second) |\n"
+      "|---:|---:|---:|---:|---:|\n");
+  for (const std::string& r : cpu_rows) std::fputs(r.c_str(), stdout);
   ::kill(child, SIGTERM);
   ::waitpid(child, nullptr, 0);
   if (g_dpdk) ::unlink(memif_socket);
