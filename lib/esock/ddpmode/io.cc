@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <climits>
 #include <vector>
 
 #include "esock/ddpmode/ops.h"
@@ -41,6 +42,23 @@ int unusable(const Socket& s) {
   }
 }
 
+// The kernel's checks on a message before it touches the socket (sendmsg(2), recvmsg(2)):
+// EFAULT for a missing header or a missing buffer with a length, EMSGSIZE for more than
+// IOV_MAX pieces, EINVAL when the lengths add up past SSIZE_MAX. 0 when the message is
+// usable. (A buffer that is given but not mapped is not detected here.)
+int check_msg(const msghdr* m) {
+  if (m == nullptr || (m->msg_iovlen > 0 && m->msg_iov == nullptr)) return EFAULT;
+  if (m->msg_iovlen > static_cast<std::size_t>(IOV_MAX)) return EMSGSIZE;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < m->msg_iovlen; ++i) {
+    const iovec& v = m->msg_iov[i];
+    if (v.iov_len > 0 && v.iov_base == nullptr) return EFAULT;
+    if (v.iov_len > static_cast<std::size_t>(SSIZE_MAX) - total) return EINVAL;
+    total += v.iov_len;
+  }
+  return 0;
+}
+
 std::size_t total_len(const msghdr* m) {
   std::size_t t = 0;
   for (std::size_t i = 0; i < m->msg_iovlen; ++i) t += m->msg_iov[i].iov_len;
@@ -58,7 +76,7 @@ ssize_t write_error(int err, int flags) {
 ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
-  if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
+  if (const int err = check_msg(msg); err != 0) return fail(err);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   if (const int err = unusable(*s); err != 0) return fail(err);
@@ -121,7 +139,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
 ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
-  if (msg == nullptr || (msg->msg_iovlen > 0 && msg->msg_iov == nullptr)) return fail(EFAULT);
+  if (const int err = check_msg(msg); err != 0) return fail(err);
   if (flags & MSG_OOB) return fail(EINVAL);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);

@@ -93,7 +93,9 @@ int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
     return fail(ENOPROTOOPT);
-  if (val == nullptr || len == nullptr || *len < sizeof(int)) return fail(EINVAL);
+  // As the kernel: no place for the length or the value is EFAULT, one too small EINVAL.
+  if (val == nullptr || len == nullptr) return fail(EFAULT);
+  if (*len < sizeof(int)) return fail(EINVAL);
   // A descriptor that is not a socket fails the way SOL_SOCKET options would.
   int type = 0;
   socklen_t tl = sizeof type;

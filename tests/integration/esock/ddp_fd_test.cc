@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <cstring>
@@ -265,6 +266,37 @@ TEST(DdpFd, BadArgumentsFail) {
   // A DDPMODE client against a plain TCP server that says nothing: no MPA Reply.
   const int one = 1;
   (void)one;
+}
+
+// Hardening (careless caller), the kernel's answers: a NULL buffer with a length is EFAULT
+// (it crashed the stack), more than IOV_MAX pieces EMSGSIZE, and the connection is unharmed.
+TEST(DdpFd, NullBufferIsEfaultAndHugeIovlenIsEmsgsize) {
+  DdpPair p;
+  char* volatile null_buf = nullptr;  // hidden from the compiler's nonnull checks
+  errno = 0;
+  EXPECT_EQ(::send(p.cli, null_buf, 100, 0), -1);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(::write(p.cli, null_buf, 100), -1);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(::recv(p.srv, null_buf, 100, MSG_DONTWAIT), -1);
+  EXPECT_EQ(errno, EFAULT);
+  iovec v[2] = {{const_cast<char*>("ab"), 2}, {nullptr, 5}};
+  msghdr m{};
+  m.msg_iov = v;
+  m.msg_iovlen = 2;
+  EXPECT_EQ(::sendmsg(p.cli, &m, 0), -1);
+  EXPECT_EQ(errno, EFAULT);
+  m.msg_iovlen = std::size_t{1} << 24;
+  EXPECT_EQ(::sendmsg(p.cli, &m, 0), -1);
+  EXPECT_EQ(errno, EMSGSIZE);
+  EXPECT_EQ(::recvmsg(p.srv, &m, 0), -1);
+  EXPECT_EQ(errno, EMSGSIZE);
+  // Nothing was sent by the failed calls; the stream still works.
+  ASSERT_EQ(::write(p.cli, "ok", 2), 2);
+  char b[4];
+  ASSERT_TRUE(wait_readable(p.srv));
+  ASSERT_EQ(::read(p.srv, b, sizeof b), 2);
+  EXPECT_EQ(std::memcmp(b, "ok", 2), 0);
 }
 
 struct IgnoreSigpipe {

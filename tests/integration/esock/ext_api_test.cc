@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 
+#include <climits>
 #include <cstring>
 #include <thread>
 
@@ -361,6 +362,33 @@ TEST(ExtApi, BadArguments) {
   ::close(p[0]);
   ::close(plain);
   ::close(armed);
+  ::close(a);
+  ::close(b);
+}
+
+// Hardening (careless caller): the number of completions asked for bounds nothing esock
+// allocates; esock_poll_cq(fd, wc, INT_MAX) used to abort on bad_alloc, bad fd or not.
+TEST(ExtApi, PollCqWithIntMaxAllocatesNothingAndStillWorks) {
+  esock_wc wc[4];
+  EXPECT_EQ(esock_poll_cq(-1, wc, INT_MAX), -1);
+  EXPECT_EQ(errno, EBADF);
+  int a = -1, b = -1;
+  ASSERT_NO_FATAL_FAILURE(raw_pair(&a, &b));
+  EXPECT_EQ(esock_poll_cq(b, wc, INT_MAX), 0);  // starts b's input; nothing completed yet
+  std::vector<std::uint8_t> rx(64, 0), tx(64, 7);
+  const std::uint32_t rk = esock_reg_mr(b, rx.data(), rx.size(), ESOCK_ACCESS_LOCAL_WRITE);
+  const esock_sge r{rx.data(), 64, rk};
+  ASSERT_EQ(esock_post_recv(b, 1, &r, 1), 0);
+  const std::uint32_t tk = esock_reg_mr(a, tx.data(), tx.size(), 0);
+  const esock_sge t{tx.data(), 64, tk};
+  ASSERT_EQ(esock_post_send(a, 2, &t, 1), 0);
+  pollfd p{b, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  // A caller whose array is as large as it says takes everything there is.
+  std::vector<esock_wc> many(1000);
+  EXPECT_EQ(esock_poll_cq(b, many.data(), static_cast<int>(many.size())), 1);
+  EXPECT_EQ(many[0].wr_id, 1u);
+  EXPECT_EQ(rx, tx);
   ::close(a);
   ::close(b);
 }

@@ -138,6 +138,25 @@ TEST(DdpmodeOption, BadArgumentsFail) {
   ::close(fd);
 }
 
+// Hardening (careless caller): no place for the length or the value is EFAULT, as the
+// kernel answers for its own levels (it was EINVAL).
+TEST(DdpmodeOption, GetsockoptWithNullLengthOrValueIsEfault) {
+  const int fd = tcp_socket();
+  int on = 0;
+  socklen_t l = sizeof on;
+  errno = 0;
+  EXPECT_EQ(::getsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, &on, nullptr), -1);
+  EXPECT_EQ(errno, EFAULT);
+  errno = 0;
+  EXPECT_EQ(::getsockopt(fd, SOL_ESOCK, ESOCK_DDPMODE, nullptr, &l), -1);
+  EXPECT_EQ(errno, EFAULT);
+  // The kernel, for comparison, on its own level.
+  errno = 0;
+  EXPECT_EQ(::getsockopt(fd, SOL_SOCKET, SO_TYPE, &on, nullptr), -1);
+  EXPECT_EQ(errno, EFAULT);
+  ::close(fd);
+}
+
 TEST(DdpmodeOption, CannotBeSwitchedOffOnceOn) {
   const int fd = tcp_socket();
   ASSERT_EQ(set_ddp(fd), 0);
