@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 
 #include <climits>
 #include <cstring>
@@ -362,6 +363,42 @@ TEST(ExtApi, BadArguments) {
   ::close(p[0]);
   ::close(plain);
   ::close(armed);
+  ::close(a);
+  ::close(b);
+}
+
+// Hardening (careless caller): registering memory that is not there, or not writable for
+// a writable region, is EFAULT as ibv_reg_mr answers (it was accepted, and a peer's RDMA
+// Write into it would have crashed the process).
+TEST(ExtApi, RegMrOfUnmappedOrReadOnlyMemoryIsEfault) {
+  int a = -1, b = -1;
+  ASSERT_NO_FATAL_FAILURE(raw_pair(&a, &b));
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* gone =
+      ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(gone, MAP_FAILED);
+  ASSERT_EQ(::munmap(gone, 2 * page), 0);
+  EXPECT_EQ(esock_reg_mr(a, gone, page, ESOCK_ACCESS_REMOTE_WRITE), 0u);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(esock_reg_mr(a, gone, page, 0), 0u);
+  EXPECT_EQ(errno, EFAULT);
+  void* ro = ::mmap(nullptr, 2 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  EXPECT_EQ(esock_reg_mr(a, ro, page, ESOCK_ACCESS_REMOTE_WRITE), 0u);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(esock_reg_mr(a, ro, page, ESOCK_ACCESS_LOCAL_WRITE), 0u);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_NE(esock_reg_mr(a, ro, page, ESOCK_ACCESS_REMOTE_READ), 0u) << "read-only is fine to read";
+  // A region that runs past the end of a mapping into a hole.
+  void* half =
+      ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(half, MAP_FAILED);
+  ASSERT_EQ(::munmap(static_cast<char*>(half) + page, page), 0);
+  EXPECT_EQ(esock_reg_mr(a, half, 2 * page, 0), 0u);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_NE(esock_reg_mr(a, half, page, ESOCK_ACCESS_REMOTE_WRITE), 0u);
+  ::munmap(ro, 2 * page);
+  ::munmap(half, page);
   ::close(a);
   ::close(b);
 }
