@@ -122,17 +122,18 @@ int wc_opcode(ddp::Opcode op) {
 }  // namespace
 
 std::uint32_t ext_reg_mr(int fd, void* addr, std::size_t len, int access) {
+  // Memory a peer may write, or we may read to send, must be there (as ibv_reg_mr checks by
+  // pinning it): else the first remote Write into it would crash the process. Checked
+  // before taking the runtime lock (it reads /proc/self/maps).
+  const bool writes = (access & (ESOCK_ACCESS_LOCAL_WRITE | ESOCK_ACCESS_REMOTE_WRITE)) != 0;
+  const auto base = reinterpret_cast<std::uintptr_t>(addr);
+  if (addr != nullptr && len > 0 && base <= UINTPTR_MAX - (len - 1) &&
+      !range_mapped(addr, len, writes)) {
+    fail(EFAULT);
+    return 0;
+  }
   ddp::stag_t stag = 0;
-  const int r = with_raw(fd, [&](RawQp& q) {
-    // Memory a peer may write, or we may read to send, must be there (as ibv_reg_mr checks
-    // by pinning it): else the first remote Write into it would crash the process.
-    const bool writes = (access & (ESOCK_ACCESS_LOCAL_WRITE | ESOCK_ACCESS_REMOTE_WRITE)) != 0;
-    const auto base = reinterpret_cast<std::uintptr_t>(addr);
-    if (addr != nullptr && len > 0 && base <= UINTPTR_MAX - (len - 1) &&
-        !range_mapped(addr, len, writes))
-      return -EFAULT;
-    return -q.reg_mr(addr, len, access, &stag);
-  });
+  const int r = with_raw(fd, [&](RawQp& q) { return -q.reg_mr(addr, len, access, &stag); });
   return r < 0 ? 0 : stag;
 }
 
