@@ -53,7 +53,8 @@ EngineConfig config(bool initiator, std::uint8_t mode) {
 }
 
 struct Peers {
-  explicit Peers(std::uint8_t mode) : a(config(true, mode), ca, ta), b(config(false, mode), cb, tb) {
+  explicit Peers(std::uint8_t mode)
+      : a(config(true, mode), ca, ta), b(config(false, mode), cb, tb) {
     a.start();
     feed_all(b, ta.out);
     ta.out.clear();

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -225,5 +226,16 @@ struct Lone {
  private:
   std::size_t seen_ = 0;
 };
+
+// Local engine parameters (R receive buffers of B octets) and a recognisable payload, for
+// the tests over FakeVerbs.
+inline Params local(std::uint32_t R = 4, std::uint32_t B = 1024, bool msgmode = false) {
+  return Params{R, B, 0, msgmode};
+}
+inline std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t seed = 1) {
+  std::vector<std::uint8_t> v(n);
+  std::iota(v.begin(), v.end(), seed);
+  return v;
+}
 
 }  // namespace esock::estp::testing

@@ -13,14 +13,6 @@
 namespace esock::estp::testing {
 namespace {
 
-Params local(std::uint32_t R = 4, std::uint32_t B = 1024, bool msgmode = false) {
-  return Params{R, B, 0, msgmode};
-}
-std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t seed = 1) {
-  std::vector<std::uint8_t> v(n);
-  std::iota(v.begin(), v.end(), seed);
-  return v;
-}
 Message data_msg(std::uint32_t credits = 0, std::uint16_t flags = 0) {
   return Message{.type = Type::data, .flags = flags, .credits = credits};
 }
