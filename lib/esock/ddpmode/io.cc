@@ -188,7 +188,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
         if (!nonblock && !peek && rest.size() == 1 && st.pull(rest.front()) == 0) {
           zero_copy = true;
         } else {
-          st.pull_bounce();
+          st.pull_bounce(want - got);  // MSGMODE: a message this reader can take whole
         }
         rt.after_op(*s);
         if (nonblock && !zero_copy) return got ? ssize_t(got) : fail(EAGAIN);

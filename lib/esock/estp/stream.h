@@ -84,9 +84,15 @@ class Stream {
   // pull_result() or cancel_pull()), or into an engine buffer whose octets then read like
   // DATA. 0 or an errno value.
   int pull(mut_bytes dst);
-  int pull_bounce();
+  // The engine buffer is bounded whatever length the peer advertised (a hostile SRCAVAIL
+  // may say 4 GiB): stream mode fetches at most 4 MiB at a time; MSGMODE fetches the whole
+  // message up to the larger of 4 MiB and reader_len (the buffer of a reader that cannot
+  // wait for a zero-copy pull), and a longer message reads as truncated (MSG_TRUNC), as
+  // it would into that reader's buffer.
+  int pull_bounce(std::size_t reader_len = 0);
   // An SRCAVAIL anywhere in the queue could be fetched ahead into the engine's buffer
   // (bounded, as a TCP receive buffer is): what pull_bounce() does when no reader waits.
+  // MSGMODE messages longer than 4 MiB are left for a reader.
   bool prefetch_needed() const;
   bool pulling() const { return pull_.active; }
   // A finished zero-copy pull: what landed in dst (already consumed from the stream).
@@ -112,6 +118,7 @@ class Stream {
     const std::uint8_t* p = nullptr;
     std::size_t len = 0, off = 0;  // data/bounce: octets and consumed; src: length, pulled
     bool eom = false;
+    bool truncated = false;             // bounce (MSGMODE): the message was longer
     std::vector<std::uint8_t> owned{};  // bounce
     ddp::stag_t stag = 0;               // src
     std::uint64_t to = 0;
@@ -122,6 +129,7 @@ class Stream {
     ddp::stag_t stag = 0;
     std::size_t len = 0;
     std::vector<std::uint8_t> buf{};
+    bool truncated = false;  // bounce (MSGMODE): len is less than the message
     ReadOut result{};
   };
   struct Rndv {

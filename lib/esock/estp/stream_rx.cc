@@ -11,7 +11,8 @@ namespace esock::estp {
 
 namespace {
 constexpr std::uint64_t pull_wr_id = ~std::uint64_t{0};
-// A bounce pull in stream mode fetches at most this much at a time.
+// A bounce pull fetches at most this much at a time in stream mode, and prefetches MSGMODE
+// messages up to this length: the bound on what a peer's advertisement makes us allocate.
 constexpr std::size_t max_bounce = 4u << 20;
 }  // namespace
 
@@ -150,7 +151,7 @@ ReadOut Stream::read(std::span<const mut_bytes> dst, bool peek) {
     if (local_.msgmode) {
       if (e.eom) {
         out.eom = true;
-        out.truncated = !whole;
+        out.truncated = !whole || e.truncated;
         break;
       }
       if (!whole) {  // buffer full in the middle of a message
@@ -222,18 +223,22 @@ bool Stream::prefetch_needed() const {
   if (error_ != 0 || pull_.active || pull_.done || discarding_) return false;
   std::size_t buffered = 0;
   for (const Entry& e : rq_) {
-    if (e.kind == Entry::Kind::src) return buffered < max_bounce;
+    if (e.kind == Entry::Kind::src)
+      return buffered < max_bounce && (!local_.msgmode || e.len <= max_bounce);
     if (e.kind == Entry::Kind::bounce) buffered += e.len - e.off;
   }
   return false;
 }
 
-int Stream::pull_bounce() {
-  if (!prefetch_needed()) return error_ != 0 ? error_ : EINVAL;
+int Stream::pull_bounce(std::size_t reader_len) {
+  if (!prefetch_needed() && !(local_.msgmode && reader_len > 0 && pull_needed()))
+    return error_ != 0 ? error_ : EINVAL;
   const Entry& e = rq_[first_src()];
-  // MSGMODE pulls the whole message so a later read can see all of it.
-  const std::size_t len = local_.msgmode ? e.len : std::min(e.len - e.off, max_bounce);
-  Pull p{.active = true, .bounce = true, .len = len};
+  // MSGMODE pulls the whole message so a later read can see all of it, within the bound.
+  const std::size_t len = local_.msgmode
+                              ? std::min<std::size_t>(e.len, std::max(max_bounce, reader_len))
+                              : std::min(e.len - e.off, max_bounce);
+  Pull p{.active = true, .bounce = true, .len = len, .truncated = local_.msgmode && len < e.len};
   p.buf.resize(len);
   p.stag = v_.reg_mr(p.buf.data(), len, ddp::access_local_write);
   if (p.stag == 0) return ENOMEM;
@@ -272,7 +277,10 @@ void Stream::pull_finished(bool ok) {
     dones_due_.emplace_back(id, static_cast<std::uint32_t>(total));
   }
   if (pull_.bounce) {
-    Entry b{.kind = Entry::Kind::bounce, .len = len, .eom = local_.msgmode};
+    Entry b{.kind = Entry::Kind::bounce,
+            .len = len,
+            .eom = local_.msgmode,
+            .truncated = pull_.truncated};
     b.owned = std::move(pull_.buf);
     b.p = b.owned.data();
     rq_.insert(rq_.begin() + static_cast<std::ptrdiff_t>(k), std::move(b));

@@ -868,11 +868,12 @@ TEST(EstpMsgmode, AShortZeroCopyPullTruncatesAndReportsWhatWasPulled) {
   EXPECT_FALSE(e.s().pull_needed());
 }
 
-TEST(EstpMsgmode, ABouncePullFetchesTheWholeMessage) {
+TEST(EstpMsgmode, ABouncePullFetchesTheWholeMessageWithinTheBound) {
   Lone e(local(4, 1024, true), Hello{true, 4, 4096});
-  const Src src = offer(e, 6u << 20, 1, flag_eom);  // beyond the stream-mode 4 MiB step
+  const Src src = offer(e, 3u << 20, 1, flag_eom);
+  EXPECT_TRUE(e.s().prefetch_needed());
   ASSERT_EQ(e.s().pull_bounce(), 0);
-  EXPECT_EQ(e.v.reads.at(0).len, 6u << 20);
+  EXPECT_EQ(e.v.reads.at(0).len, 3u << 20);
   e.v.complete_read(src.data);
   e.s().progress();
   std::vector<std::uint8_t> buf;
@@ -880,6 +881,57 @@ TEST(EstpMsgmode, ABouncePullFetchesTheWholeMessage) {
   EXPECT_EQ(r.n, 100u);
   EXPECT_TRUE(r.truncated);
   EXPECT_TRUE(r.eom);
+}
+
+TEST(EstpMsgmode, AMessageBeyondFourMiBIsNotPrefetchedButANonBlockingReaderGetsItWhole) {
+  Lone e(local(4, 1024, true), Hello{true, 4, 4096});
+  const Src src = offer(e, 6u << 20, 1, flag_eom);
+  EXPECT_FALSE(e.s().prefetch_needed());  // left for a reader
+  EXPECT_EQ(e.s().pull_bounce(), EINVAL);
+  ASSERT_EQ(e.s().pull_bounce(8u << 20), 0);  // a reader whose buffer holds it
+  EXPECT_EQ(e.v.reads.at(0).len, 6u << 20);
+  e.v.complete_read(src.data);
+  e.s().progress();
+  std::vector<std::uint8_t> buf;
+  const ReadOut r = e.read(buf, 8u << 20);
+  EXPECT_EQ(r.n, 6u << 20);
+  EXPECT_FALSE(r.truncated);
+  EXPECT_TRUE(r.eom);
+}
+
+// Hardening (issue 20): a hostile peer's advertised length does not size our allocation.
+// An SRCAVAIL of 4 GiB - 1 made the bounce pull allocate all of it (found by
+// fuzz_estp_stream: libFuzzer's malloc limit).
+TEST(EstpMsgmode, AHostileFourGiBAdvertisementAllocatesAtMostFourMiB) {
+  Lone e(local(4, 1024, true), Hello{true, 4, 4096});
+  e.from_peer(Message{.type = Type::srcavail,
+                      .flags = flag_eom,
+                      .length = 0xffffffffu,
+                      .stag = 0x5151,
+                      .to = 0x1000,
+                      .id = 1});
+  EXPECT_FALSE(e.s().prefetch_needed());
+  ASSERT_EQ(e.s().pull_bounce(100), 0);  // a small non-blocking reader
+  EXPECT_EQ(e.v.reads.at(0).len, 4u << 20);
+  e.v.complete_read(bytes(4u << 20));
+  e.s().progress();
+  std::vector<std::uint8_t> buf;
+  const ReadOut r = e.read(buf, 100);
+  EXPECT_EQ(r.n, 100u);
+  EXPECT_TRUE(r.truncated);  // the rest of the message is not delivered
+  EXPECT_TRUE(r.eom);
+  const auto m = e.sent();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].type, Type::rdmadone);
+  EXPECT_EQ(m[0].length, 4u << 20);  // octets pulled, not offered
+}
+
+TEST(EstpPull, AHostileFourGiBAdvertisementInStreamModeIsFetchedFourMiBAtATime) {
+  Lone e(local());
+  e.from_peer(Message{
+      .type = Type::srcavail, .length = 0xffffffffu, .stag = 0x5151, .to = 0x1000, .id = 1});
+  ASSERT_EQ(e.s().pull_bounce(), 0);
+  EXPECT_EQ(e.v.reads.at(0).len, 4u << 20);
 }
 
 }  // namespace
