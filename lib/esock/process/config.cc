@@ -29,7 +29,7 @@ std::map<std::string, std::string> settings() {
       "provider",    "recv_buffers", "recv_buffer_size", "rndv_threshold", "mpa_revision",
       "mpa_markers", "mpa_crc",      "timeout_ms",       "debug",          "dpdk_vdev",
       "dpdk_ip",     "dpdk_gateway", "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
-      "dpdk_pcap",   "ddpmode_all"};
+      "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -70,7 +70,8 @@ Config load() {
                       {"dpdk_ip", &c.dpdk_ip},
                       {"dpdk_gateway", &c.dpdk_gateway},
                       {"dpdk_file_prefix", &c.dpdk_file_prefix},
-                      {"dpdk_pcap", &c.dpdk_pcap}})
+                      {"dpdk_pcap", &c.dpdk_pcap},
+                      {"progress", &c.progress}})
     if (auto it = s.find(k); it != s.end()) *v = it->second;
   number(s, "dpdk_core", c.dpdk_core);
   number(s, "dpdk_memory_mb", c.dpdk_memory_mb);
@@ -82,6 +83,7 @@ Config load() {
   number(s, "rndv_threshold", c.rndv_threshold);
   number(s, "mpa_revision", c.mpa_revision);
   number(s, "timeout_ms", c.timeout_ms);
+  number(s, "spin_us", c.spin_us);
   int dbg = 0;
   number(s, "debug", dbg);
   c.debug = dbg != 0;
@@ -96,6 +98,12 @@ Config load() {
   if (c.mpa_revision != 1) c.mpa_revision = 2;
   if (c.timeout_ms <= 0) c.timeout_ms = 10000;
   if (c.dpdk_memory_mb < 64) c.dpdk_memory_mb = 64;
+  if (c.progress != "auto" && c.progress != "inline" && c.progress != "thread") {
+    std::fprintf(stderr, "esock: ESOCK_PROGRESS must be auto, inline or thread, not '%s': auto\n",
+                 c.progress.c_str());
+    c.progress = "auto";
+  }
+  if (c.spin_us > 1'000'000) c.spin_us = 1'000'000;
   return c;
 }
 

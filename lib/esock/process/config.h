@@ -21,6 +21,10 @@ struct Config {
   int timeout_ms = 10000;
   bool debug = false;
   bool ddpmode_all = false;  // every IPv4 TCP socket starts in DDPMODE (esockrun --ddp)
+  // Who polls an own stack (runtime.h): auto, inline or thread; and how long an
+  // application thread spins on an idle stack before it sleeps between rounds.
+  std::string progress = "auto";
+  unsigned spin_us = 200;
   // The dpdk provider (docs/configuration.md, "DPDK provider").
   std::string dpdk_vdev;  // DPDK devargs of the one port, e.g. net_memif0,role=server,...
   std::string dpdk_ip;    // the stack's own IPv4 address, A.B.C.D/NN

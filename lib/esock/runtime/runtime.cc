@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/steady_clock.h"
+#include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
 
@@ -80,6 +81,10 @@ DdpRuntime& DdpRuntime::get() {
   // Never destroyed (nor its clock): shims may run during exit.
   static DdpRuntime* rt = [] {
     auto* r = new DdpRuntime(*new SteadyClock);
+    r->process_ = true;
+    ProgressMode mode = ProgressMode::automatic;
+    (void)parse_progress_mode(config().progress, &mode);  // config() checked the name
+    r->set_progress(mode, std::chrono::microseconds(config().spin_us));
     fd_table_init();  // its fork handlers first, so its lock is taken after ours
     ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
     return r;
@@ -92,13 +97,27 @@ DdpRuntime::DdpRuntime(const Clock& clock) : clock_(clock) {
 }
 
 DdpRuntime::~DdpRuntime() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lk(mu);
+      stop_ = true;
+    }
+    wake();
+    thread_.join();
+  }
   if (wake_fd_ >= 0) ESOCK_LIBC(close)(wake_fd_);
 }
 
 void DdpRuntime::start_thread() {
-  if (thread_started_) return;
+  // inline: an own stack moves only in application threads (a kernel-socket provider
+  // always needs the thread: it waits on the connections' descriptors).
+  if (thread_started_ || (mode_ == ProgressMode::inline_only && stack_ != nullptr)) return;
   thread_started_ = true;
-  std::thread([this] { loop(); }).detach();
+  if (process_) {
+    std::thread([this] { loop(); }).detach();  // runs as long as the process
+  } else {
+    thread_ = std::thread([this] { loop(); });  // a test's runtime: joined by the destructor
+  }
 }
 
 void DdpRuntime::wake() {
@@ -119,8 +138,9 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
     return EOPNOTSUPP;
   }
   if (const int err = p.start(why); err != 0) return err;
-  if (stack_ == nullptr) std::atexit(at_exit);
+  if (stack_ == nullptr && process_) std::atexit(at_exit);
   stack_ = &p;
+  last_event_ = CallClock::now();
   start_thread();
   wake();
   return 0;
@@ -128,6 +148,7 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
 
 void DdpRuntime::after_op(Socket& s) {
   if (!s.conn || !s.conn->pc) return;
+  if (stack_ != nullptr) last_event_ = CallClock::now();  // the spin budget starts again
   // Completions of what was just framed (send buffers, credits) are handled here rather
   // than waiting for the progress thread's next round.
   s.conn->pc->flush();
@@ -136,21 +157,6 @@ void DdpRuntime::after_op(Socket& s) {
   if (s.conn->raw) raw_round(*s.conn);
   update_signals(s);
   if (s.conn->pc->output_pending()) wake();
-}
-
-void DdpRuntime::wait(std::unique_lock<RuntimeMutex>& lk) {
-  if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();  // a reply is due: spin
-  ++waiters_;
-  cv.wait(lk);
-  --waiters_;
-}
-
-bool DdpRuntime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline) {
-  if (stack_ != nullptr && empty_rounds_ > spin_rounds) wake();
-  ++waiters_;
-  const bool in_time = cv.wait_until(lk, deadline) == std::cv_status::no_timeout;
-  --waiters_;
-  return in_time || CallClock::now() < deadline;
 }
 
 void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
@@ -271,7 +277,16 @@ void DdpRuntime::loop() {
   std::unique_lock lk(mu);
   std::vector<pollfd> pfds;
   std::vector<Socket*> who;
-  for (;;) {
+  while (!stop_) {
+    // auto: while an application thread polls the stack, this thread rests (both on the
+    // same cores would only take turns at the lock).
+    if (stack_ != nullptr && app_polling(CallClock::now())) {
+      lk.unlock();
+      sleep_on_wake_fd(std::chrono::milliseconds(1));
+      lk.lock();
+      empty_rounds_ = 0;
+      continue;
+    }
     pfds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     who.clear();
     bool closing = false;
@@ -326,14 +341,7 @@ void DdpRuntime::loop() {
         events = true;
       }
     }
-    for (const auto& s : socks_) {
-      if (s->lis) service_listener(*s);
-      if (s->conn && s->conn->pc) service(*s);
-    }
-    // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
-    std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
-      return !s->lis && (!s->conn || !s->conn->pc);
-    });
+    service_all();
     // A polling thread wakes waiters only when something happened: every spin round would
     // otherwise bounce each blocked application thread through the lock.
     if (!polling || events) cv.notify_all();
@@ -395,6 +403,8 @@ void DdpRuntime::at_fork_child() {
   rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   rt.thread_started_ = false;
   rt.waiters_ = 0;
+  rt.blocked_ = 0;
+  rt.poller_ = false;
   rt.stack_of_parent_ = rt.stack_of_parent_ || rt.stack_ != nullptr;
   rt.stack_ = nullptr;
   rt.mu.unlock();

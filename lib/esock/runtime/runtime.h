@@ -1,17 +1,25 @@
-// The per-process DDPMODE runtime: one progress thread owns the progress of every DDPMODE
-// connection (reads the transports, returns credits, answers RDMA Reads, keeps readiness
-// signals current) so it continues while the application computes. Engines are
+// The per-process DDPMODE runtime (docs/sockets.md, "Progress and threads"). Engines are
 // single-threaded: every access to a Conn happens under `mu`; application threads call the
-// engine directly under the lock and wait on `cv`, which the progress thread notifies after
-// each round. The lock is never held across a blocking system call.
+// engine directly under the lock. The lock is never held across a blocking system call.
 //
-// With an own-stack provider (dpdk) the progress thread polls the stack instead of waiting
-// on descriptors: it busy-polls while there is work and sleeps briefly (50 us, woken early
-// by the eventfd) after a run of empty rounds, so an idle process costs little CPU.
+// Who moves the stack (ProgressMode, ESOCK_PROGRESS):
+// * auto (the default) with an own-stack provider (dpdk): run to completion. An
+//   application thread that must wait inside esock polls the stack itself (round()): the
+//   frame that answers it is received, placed and read in that thread, with no hand-off.
+//   It spins while anything happened within the spin budget (ESOCK_SPIN_US), then backs off
+//   (short, later long sleeps ended early by the eventfd). The progress thread keeps the
+//   stack alive (timers, ACKs, retransmissions, credits, prefetch, the close ladder) only
+//   while no application thread has polled for a moment; otherwise it sleeps.
+// * inline: as auto, with no progress thread at all: the stack moves only inside esock
+//   calls (programs that call esock all the time; connections stall while they do not).
+// * thread: every round runs on the progress thread; application threads wait on `cv`,
+//   which it notifies after each eventful round (the model before run to completion).
+// With the kernel-socket provider (ksock) the progress thread waits on the connections'
+// descriptors and does every round, whatever the mode.
 //
 // Time: the runtime's own decisions (the close ladder, the exit drain) read the Clock it
 // was made with (base/time.h: the steady clock in a process, a ManualClock in tests);
-// only the lengths of real waits (poll, condition variable) are real time.
+// only the lengths of real waits (poll, condition variable, the spin budget) are real time.
 #pragma once
 
 #include <poll.h>
@@ -19,9 +27,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/time.h"
@@ -43,11 +53,17 @@ class RuntimeMutex {
   bool try_lock() { return m_.try_lock(); }
   void unlock() { m_.unlock(); }
   void lock_after_waiters();
+  bool contended() const { return wanted_.load(std::memory_order_relaxed) > 0; }
 
  private:
   std::mutex m_;
   std::atomic<int> wanted_{0};
 };
+
+enum class ProgressMode { automatic, inline_only, thread };
+
+// ESOCK_PROGRESS's value (auto, inline, thread); false for anything else.
+bool parse_progress_mode(const std::string& text, ProgressMode* mode);
 
 class DdpRuntime {
  public:
@@ -59,6 +75,14 @@ class DdpRuntime {
   // A runtime of its own, for tests: no fork handlers, and no progress thread unless
   // add() or use_stack() starts one (a test drives service() itself instead).
   explicit DdpRuntime(const Clock& clock);
+  // How application threads and the progress thread share the polling (the process's
+  // runtime takes ESOCK_PROGRESS and ESOCK_SPIN_US); set before the first connection.
+  // auto: the progress thread rests while an application thread polled within `handoff`:
+  // long enough to span the gap between two calls of a program that talks (a reply
+  // handled, the next request written), short enough that ACKs and timers resume quickly
+  // when it computes.
+  void set_progress(ProgressMode mode, std::chrono::microseconds spin,
+                    std::chrono::microseconds handoff = std::chrono::milliseconds(2));
   ~DdpRuntime();
   DdpRuntime(const DdpRuntime&) = delete;
   DdpRuntime& operator=(const DdpRuntime&) = delete;
@@ -67,23 +91,38 @@ class DdpRuntime {
   std::condition_variable_any cv;
 
   // All under mu:
-  void add(std::shared_ptr<Socket> s);            // a newly connected (or listening) socket
-  void after_op(Socket& s);                       // flush, signals, wake the thread if needed
-  void wait(std::unique_lock<RuntimeMutex>& lk);  // block an application call until a round
+  void add(std::shared_ptr<Socket> s);  // a newly connected (or listening) socket
+  void after_op(Socket& s);             // flush, signals, wake the thread if needed
+  // Lets an application call that cannot complete yet wait for a round: it polls the own
+  // stack itself (auto, inline) or waits on cv for the progress thread (thread, ksock).
+  // Returns after one round or a bounded sleep; the caller re-checks its condition.
+  void wait(std::unique_lock<RuntimeMutex>& lk);
   // As wait, but false once the deadline has passed.
   bool wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline);
+  // One round of the own stack and of every socket (what the progress thread runs): true
+  // if anything happened. Application threads run it in wait().
+  bool round();
   // Starts an own-stack provider (once) and has the progress thread poll it: 0 or an
   // errno with *why (EOPNOTSUPP in a fork child: the stack is the parent's).
   int use_stack(Provider& p, std::string* why);
   void close(const std::shared_ptr<Socket>& s);  // the last descriptor went away
-  int waiters() const { return waiters_; }       // threads blocked in wait() (tests)
-  void wake();                                   // the progress thread re-polls
+  int waiters() const { return blocked_; }  // threads blocked in wait(), polling or not (tests)
+  std::uint64_t inline_rounds() const { return inline_rounds_; }  // rounds run by wait() (tests)
+  std::uint64_t inline_sleeps() const { return inline_sleeps_; }  // ... that slept (tests)
+  void wake();                                                    // the progress thread re-polls
   // One progress round of a connected socket, as the progress thread runs it after
   // polling: engine progress, readiness signals, the close ladder.
   void service(Socket& s);
 
  private:
   void loop();
+  bool wait_for_round(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
+  bool wait_on_cv(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
+  bool poll_inline(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
+  // auto: an application thread polls now or did a moment ago (the progress thread rests).
+  bool app_polling(CallClock::time_point now) const;
+  void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
+  void service_all();
   void service_listener(Socket& s);
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
@@ -100,10 +139,20 @@ class DdpRuntime {
   std::vector<std::shared_ptr<Socket>> socks_;
   int wake_fd_ = -1;
   bool thread_started_ = false;
+  bool process_ = false;  // the process's runtime (get()): fork and exit handlers, detached thread
+  std::thread thread_;    // a test runtime's progress thread
+  bool stop_ = false;     // ... which the destructor stops
   int waiters_ = 0;
   Provider* stack_ = nullptr;     // the own-stack provider the thread polls, if any
   bool stack_of_parent_ = false;  // a fork child: the stack must not be touched
   unsigned empty_rounds_ = 0;
+  ProgressMode mode_ = ProgressMode::thread;
+  std::chrono::microseconds spin_{0}, handoff_{2000};
+  bool poller_ = false;                 // an application thread is in poll_inline
+  int blocked_ = 0;                     // application threads in wait()
+  CallClock::time_point app_polled_{};  // when one last ran a round
+  CallClock::time_point last_event_{};  // the last eventful round (the spin budget)
+  std::uint64_t inline_rounds_ = 0, inline_sleeps_ = 0;
 };
 
 }  // namespace esock::sockets

@@ -1,0 +1,145 @@
+// Run to completion (runtime.h, "Who moves the stack"): how an application call waits for a
+// round, either polling the own stack itself or on the condition variable the progress
+// thread notifies.
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "esock/process/libc.h"
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+using namespace std::chrono_literals;
+// An application thread past its spin budget sleeps between rounds: briefly at first,
+// longer once idle for a while (the progress thread's steps; runtime.cc says why).
+constexpr auto short_sleep = 50us;
+constexpr auto long_sleep = 1ms;
+constexpr auto short_sleeping = 500ms;
+// A waiter that is not the poller re-checks at least this often whether one is left.
+constexpr auto cv_recheck = 1ms;
+}  // namespace
+
+bool parse_progress_mode(const std::string& text, ProgressMode* mode) {
+  if (text == "auto") {
+    *mode = ProgressMode::automatic;
+  } else if (text == "inline") {
+    *mode = ProgressMode::inline_only;
+  } else if (text == "thread") {
+    *mode = ProgressMode::thread;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void DdpRuntime::set_progress(ProgressMode mode, std::chrono::microseconds spin,
+                              std::chrono::microseconds handoff) {
+  mode_ = mode;
+  spin_ = spin;
+  handoff_ = handoff;
+}
+
+void DdpRuntime::wait(std::unique_lock<RuntimeMutex>& lk) {
+  (void)wait_for_round(lk, nullptr);
+}
+
+bool DdpRuntime::wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline) {
+  return wait_for_round(lk, &deadline);
+}
+
+bool DdpRuntime::wait_for_round(std::unique_lock<RuntimeMutex>& lk,
+                                const CallClock::time_point* deadline) {
+  ++blocked_;
+  // One poller at a time: the others wait for its eventful rounds (or take over).
+  const bool in_time = stack_ != nullptr && mode_ != ProgressMode::thread && !poller_
+                           ? poll_inline(lk, deadline)
+                           : wait_on_cv(lk, deadline);
+  --blocked_;
+  return in_time;
+}
+
+bool DdpRuntime::wait_on_cv(std::unique_lock<RuntimeMutex>& lk,
+                            const CallClock::time_point* deadline) {
+  const bool inline_polling = stack_ != nullptr && mode_ != ProgressMode::thread;
+  if (stack_ != nullptr && !inline_polling && empty_rounds_ > 1024) wake();  // a reply is due
+  ++waiters_;
+  // With an application thread polling, wake up now and then: it may have left, and then
+  // this thread polls in its place.
+  CallClock::time_point until = deadline ? *deadline : CallClock::time_point::max();
+  if (inline_polling) until = std::min(until, CallClock::now() + cv_recheck);
+  if (until == CallClock::time_point::max())
+    cv.wait(lk);
+  else
+    (void)cv.wait_until(lk, until);
+  --waiters_;
+  return deadline == nullptr || CallClock::now() < *deadline;
+}
+
+bool DdpRuntime::app_polling(CallClock::time_point now) const {
+  return mode_ != ProgressMode::thread && (poller_ || now - app_polled_ < handoff_);
+}
+
+void DdpRuntime::sleep_on_wake_fd(std::chrono::nanoseconds d) {
+  pollfd p{wake_fd_, POLLIN, 0};
+  const timespec ts{static_cast<time_t>(d.count() / 1'000'000'000),
+                    static_cast<long>(d.count() % 1'000'000'000)};
+  if (::ppoll(&p, 1, &ts, nullptr) > 0) {
+    std::uint64_t n;
+    [[maybe_unused]] const ssize_t r = ESOCK_LIBC(read)(wake_fd_, &n, sizeof n);
+  }
+}
+
+// An application thread's round: no thread hop between the device and the caller. While
+// rounds keep doing something (or did within the spin budget) it spins; past the budget it
+// sleeps briefly between rounds, without the lock, so an idle wait costs little CPU.
+bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
+                             const CallClock::time_point* deadline) {
+  poller_ = true;
+  const bool did = round();
+  ++inline_rounds_;
+  const CallClock::time_point now = CallClock::now();
+  app_polled_ = now;
+  if (did) last_event_ = now;
+  if (!did && now - last_event_ >= spin_) {
+    std::chrono::nanoseconds nap = now - last_event_ < spin_ + short_sleeping
+                                       ? std::chrono::nanoseconds(short_sleep)
+                                       : std::chrono::nanoseconds(long_sleep);
+    if (deadline) nap = std::max(std::chrono::nanoseconds(0), std::min(nap, *deadline - now));
+    ++inline_sleeps_;
+    lk.unlock();
+    sleep_on_wake_fd(nap);
+    lk.lock();
+    app_polled_ = CallClock::now();
+  } else if (!did && mu.contended()) {
+    // Threads waiting for the lock (another socket's call, the progress thread) go first.
+    lk.unlock();
+    ::sched_yield();
+    lk.lock();
+  }
+  poller_ = false;
+  return deadline == nullptr || CallClock::now() < *deadline;
+}
+
+void DdpRuntime::service_all() {
+  for (const auto& s : socks_) {
+    if (s->lis) service_listener(*s);
+    if (s->conn && s->conn->pc) service(*s);
+  }
+  // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
+  std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
+    return !s->lis && (!s->conn || !s->conn->pc);
+  });
+}
+
+bool DdpRuntime::round() {
+  const bool did = stack_ != nullptr && stack_->poll_once();
+  service_all();
+  if (did && waiters_ > 0) cv.notify_all();
+  return did;
+}
+
+}  // namespace esock::sockets
