@@ -5,11 +5,11 @@ and PNG plots (OUT/latency.png, bandwidth.png, loss.png; matplotlib with the Agg
     report.py OUT_DIR
 
 results.txt holds one line per process and run: space-separated key=value pairs, the
-RESULT line of esock_iwarp / bench_utcp_kernel, or the one run.sh builds from
-esock_perftest's table, tagged by run.sh with bench=lat|bw|loss, contender=<name>, run=<n>
-and the plan's own keys (sz=<message size>, inj_loss=<percent>), so matching does not
-depend on how a tool spells its numbers. A missing or
-failed run shows as n/a; nothing here judges a number.
+RESULT line of esock_iwarp / bench_utcp_kernel / bench_memif_link, or the one run.sh
+builds from esock_perftest's table, tagged by run.sh with bench=lat|bw|loss,
+contender=<name>, run=<n> and the plan's own keys (sz=<message size>, inj_loss=<percent>),
+so matching does not depend on how a tool spells its numbers. A missing or failed run
+shows as n/a; nothing here judges a number.
 """
 import os
 import sys
@@ -24,6 +24,7 @@ LAT_CONTENDERS = [
     ("iwarp-write", "esock_iwarp Write (memif)"),
     ("kernel", "kernel TCP (lo)"),
     ("ksock", "esock ksock Send (lo)"),
+    ("memif-link", "raw memif link (1 frame)"),
 ]
 BW_CONTENDERS = [
     ("iwarp-write", "esock_iwarp Write (memif)"),
@@ -31,9 +32,16 @@ BW_CONTENDERS = [
     ("kernel", "kernel TCP (lo)"),
     ("ksock", "esock ksock Write (lo)"),
 ]
+# The raw memif link has no message size: one value per frame size, the same in every row
+# (a constant column, a horizontal line in the plot). The receiver's (server's) count.
+LINK_BW = [
+    ("memif-link-1514", "memif link (1514 B frames)"),
+    ("memif-link-9014", "memif link (9014 B frames)"),
+]
 # One colour per contender in every plot (and per op in the loss plot, where line style
 # tells placement on from off).
 COLORS = {"iwarp-send": "C0", "iwarp-write": "C1", "kernel": "C2", "ksock": "C3",
+          "memif-link": "C4", "memif-link-1514": "C4", "memif-link-9014": "C5",
           "write": "C1", "send": "C0"}
 LOSS_OPS = [("write", "iwarp-write-64k", "Write 64 KiB"), ("send", "iwarp-send-16k", "Send 16 KiB")]
 
@@ -80,10 +88,11 @@ def ok(kv):
 
 
 def rtt(kv, which):
-    # The tool contract: full round trip as rtt_pXX_us (lat_pXX_us when only that exists).
+    # The tool contract: full round trip as rtt_pXX_us (lat_pXX_us or, bench_memif_link,
+    # pXX_us when only that exists).
     if not ok(kv):
         return None
-    return num(kv, f"rtt_{which}_us", f"lat_{which}_us")
+    return num(kv, f"rtt_{which}_us", f"lat_{which}_us", f"{which}_us")
 
 
 def partial(kv):
@@ -147,13 +156,17 @@ def latency(rows):
 def bandwidth(rows):
     found = {t: {s: find(rows, "bw", t, sz=str(s)) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
     data = {t: {s: mbps(found[t][s]) for s in BW_SIZES} for t, _ in BW_CONTENDERS}
-    header = ["size"] + [label for _, label in BW_CONTENDERS]
+    for t, _ in LINK_BW:  # bench_memif_link's receiver: mbps= is MB/s of frame octets
+        kv = find(rows, "bw", t, "server")
+        data[t] = num(kv, "mbps") if ok(kv) else None
+    header = ["size"] + [label for _, label in BW_CONTENDERS] + [label for _, label in LINK_BW]
     header += ["iwarp Write / kernel", "iwarp Write / ksock Write"]
     body = []
     for s in BW_SIZES:
         r = [size_label(s)]
         for t, _ in BW_CONTENDERS:
             r.append(cell(data[t][s], "{:.0f}") + (" *" if partial(found[t][s]) else ""))
+        r += [cell(data[t], "{:.0f}") for t, _ in LINK_BW]
         r.append(cell(ratio(data["iwarp-write"][s], data["kernel"][s]), "{:.2f}"))
         r.append(cell(ratio(data["iwarp-write"][s], data["ksock"][s]), "{:.2f}"))
         body.append(r)
@@ -223,6 +236,9 @@ def plot_bandwidth(plt, out, bw):
     for t, label in BW_CONTENDERS:
         xs = [s for s in BW_SIZES if bw[t][s] is not None]
         ax.plot(xs, [bw[t][s] for s in xs], marker="o", color=COLORS[t], label=label)
+    for t, label in LINK_BW:
+        if bw[t] is not None:
+            ax.axhline(bw[t], linestyle="--", color=COLORS[t], label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(BW_SIZES, [size_label(s) for s in BW_SIZES])
@@ -311,7 +327,9 @@ def main():
 
 esock_iwarp over net_memif (two processes, idle back-off) vs Linux TCP over 127.0.0.1
 (blocking, TCP_NODELAY) vs esock's kernel-socket transport (esock_perftest --lat, Send).
-Ratio below 1: esock_iwarp is faster.
+Raw memif link: one Ethernet frame of size + 54 octets (a TCP segment's worth of
+headers) echoed back, busy polling, no stack: the floor under esock_iwarp; n/a where the
+message does not fit one 1514-octet frame. Ratio below 1: esock_iwarp is faster.
 
 {lat_md}
 """)
@@ -321,8 +339,10 @@ Ratio below 1: esock_iwarp is faster.
 
 esock_iwarp and esock_perftest keep a window of outstanding work requests (esock_iwarp
 --depth 16, perftest 128); the kernel client writes back to back (TCP's send buffer is the
-window). Ratios above 1: esock_iwarp is faster. `*`: the run hit its timeout; the rate is
-that of the part it completed.
+window). The memif link columns have no message size: Ethernet frames of 1514 or 9014
+octets sent back to back for 2 s (bursts of 32, busy polling), counted by the receiver
+(frame octets, headers included), the same value in every row. Ratios above 1: esock_iwarp
+is faster. `*`: the run hit its timeout; the rate is that of the part it completed.
 
 {bw_md}
 """)

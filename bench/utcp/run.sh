@@ -6,13 +6,14 @@
 #   bench/utcp/run.sh [OUT_DIR] [--build DIR] [--quick] [--only lat,bw,loss]
 #
 # OUT_DIR defaults to bench/utcp/out (gitignored); --build to <repo>/build. Binaries can be
-# overridden with ESOCK_IWARP, ESOCK_PERFTEST and KERNEL_PEER; PYTHON picks the interpreter
-# (default /usr/bin/python3, which sees Debian's python3-matplotlib).
+# overridden with ESOCK_IWARP, ESOCK_PERFTEST, KERNEL_PEER and MEMIF_LINK; PYTHON picks the
+# interpreter (default /usr/bin/python3, which sees Debian's python3-matplotlib).
 # Contenders: esock_iwarp (lib/tcp + lib/esock/utcp) in two processes over net_memif;
 # esock_perftest (esock's kernel-socket transport) over 127.0.0.1; Linux TCP over
-# 127.0.0.1 (bench_utcp_kernel). Server on core 1, client on core 0, everything with idle
-# back-off or blocking calls (no busy polling). A contender that fails leaves "n/a" cells
-# and its log in OUT/logs; the benchmark never fails on a number.
+# 127.0.0.1 (bench_utcp_kernel); the raw memif link under esock_iwarp (bench_memif_link:
+# Ethernet frames only, busy polling). Server on core 1, client on core 0; all but the raw
+# link use idle back-off or blocking calls. A contender that fails leaves "n/a" cells and
+# its log in OUT/logs; the benchmark never fails on a number.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--build) BUILD="$2"; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--only) ONLY="$2"; shift 2 ;;
-	-h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) OUT="$1"; shift ;;
 	esac
@@ -33,6 +34,7 @@ done
 IWARP="${ESOCK_IWARP:-$BUILD/examples/utcp/esock_iwarp}"
 PERF="${ESOCK_PERFTEST:-$BUILD/examples/rdma_tools/esock_perftest}"
 KPEER="${KERNEL_PEER:-$BUILD/bench/utcp/bench_utcp_kernel}"
+LINK="${MEMIF_LINK:-$BUILD/bench/utcp/bench_memif_link}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON=python3
 
@@ -135,6 +137,43 @@ iwarp() {
 	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
 }
 
+# memif_link BENCH CONTENDER "MODE ARGS": the raw memif link, bench_memif_link server and
+# client with the same arguments (the tool sizes bsize to the frame). Its own waits are
+# bounded (--timeout 10, per wait); the client waits for the server's socket itself.
+memif_link() {
+	local bench="$1" who="$2" args="$3"
+	PORT=$((PORT + 1))
+	RUN=$((RUN + 1))
+	local tag="$bench-$who-$PORT"
+	local sock="$OUT/$tag.sock" slog="$OUT/logs/$tag.server.log" clog="$OUT/logs/$tag.client.log"
+	if [ ! -x "$LINK" ]; then
+		echo "bench=$bench contender=$who run=$RUN $TAGS role=client error=no_bench_memif_link" >>"$RESULTS"
+		return
+	fi
+	local common=(--socket "$sock" --timeout 10)
+	# shellcheck disable=SC2086
+	"$LINK" --role server "${common[@]}" --core $SERVER_CORE --prefix "$PREFIX-$PORT-s" $args \
+		>"$slog" 2>&1 &
+	local spid=$!
+	PIDS+=("$spid")
+	# shellcheck disable=SC2086
+	"$LINK" --role client "${common[@]}" --core $CLIENT_CORE --prefix "$PREFIX-$PORT-c" $args \
+		>"$clog" 2>&1 &
+	local cpid=$!
+	PIDS+=("$cpid")
+	wait_pid "$cpid" $((TIMEOUT + 15))
+	local cst=$?
+	wait_pid "$spid" 15
+	local sst=$?
+	record "$bench" "$who" "$clog" "$cst"
+	record "$bench" "$who" "$slog" "$sst" server
+	if [ "$cst" != 0 ] || [ "$sst" != 0 ]; then
+		say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
+	fi
+	rm -f "$sock"
+	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
+}
+
 # kernel BENCH MODE SIZE ITERS: Linux TCP over loopback.
 kernel() {
 	local bench="$1" mode="$2" size="$3" iters="$4"
@@ -215,6 +254,11 @@ if want lat; then
 		iwarp lat iwarp-write "--op write --mode lat --size $size --iters $n" ""
 		kernel lat lat "$size" "$n"
 		ksock lat send lat "$size" "$n"
+		# The raw link: one frame as a TCP segment carrying `size` octets would be (Ethernet
+		# 14 + IPv4 20 + TCP 20), only while that fits the 1514-octet frame; n/a above.
+		if [ $((size + 54)) -le 1514 ]; then
+			memif_link lat memif-link "lat --size $((size + 54)) --iters $n"
+		fi
 	done
 fi
 
@@ -236,6 +280,11 @@ if want bw; then
 		kernel bw bw "$size" "$n"
 		ksock bw write bw "$size" "$n"
 	done
+	# The raw link has no message size: one run per frame size, a constant column.
+	say "  raw memif link, 1514 and 9014 B frames, 2 s each"
+	TAGS=""
+	memif_link bw memif-link-1514 "bw --size 1514 --seconds 2"
+	memif_link bw memif-link-9014 "bw --size 9014 --seconds 2"
 fi
 
 if want loss; then
