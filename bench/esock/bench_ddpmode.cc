@@ -10,7 +10,8 @@
 // CPU-second can be compared with the kernel's; the kernel's loopback work runs in the
 // processes' system time, so it is counted too.
 //
-// Usage: bench_esock_ddpmode [--quick] [--provider ksock|dpdk]
+// Usage: bench_esock_ddpmode [--quick] [--provider ksock|dpdk] [--sizes N,N...]
+// --sizes: only these message sizes (octets), e.g. to profile one row.
 // ksock (default): DDPMODE over kernel TCP on loopback. dpdk: DDPMODE over esock's own
 // stack on a DPDK net_memif link between the two processes (the child is the memif
 // server at 10.98.0.1, this process the client at 10.98.0.2); plain TCP stays on
@@ -31,6 +32,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -232,13 +234,22 @@ double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t co
 
 int main(int argc, char** argv) {
   bool quick = false;
+  std::vector<std::uint32_t> sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
+    } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+      for (const char* p = argv[++i]; *p != '\0';) {
+        char* end = nullptr;
+        sizes.push_back(static_cast<std::uint32_t>(std::strtoul(p, &end, 10)));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p != '\0') break;
+      }
     } else if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
       g_dpdk = std::strcmp(argv[++i], "dpdk") == 0;
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--provider ksock|dpdk]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--provider ksock|dpdk] [--sizes N,N...]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -276,7 +287,9 @@ int main(int argc, char** argv) {
       "| size | TCP ping-pong (us) | DDPMODE ping-pong (us) | ratio | TCP stream (MB/s) | "
       "DDPMODE stream (MB/s) | ratio |\n|---:|---:|---:|---:|---:|---:|---:|\n");
   std::vector<std::string> cpu_rows;
-  for (std::uint32_t size = 64; size <= (4u << 20); size *= 4) {
+  if (sizes.empty())
+    for (std::uint32_t size = 64; size <= (4u << 20); size *= 4) sizes.push_back(size);
+  for (const std::uint32_t size : sizes) {
     const std::uint64_t volume = quick ? (8u << 20) : (256u << 20);
     const std::uint64_t pp_count =
         std::clamp<std::uint64_t>(volume / 8 / size, quick ? 20 : 100, quick ? 500 : 5000);

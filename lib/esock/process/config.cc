@@ -29,7 +29,7 @@ std::map<std::string, std::string> settings() {
       "provider",    "recv_buffers", "recv_buffer_size", "rndv_threshold", "mpa_revision",
       "mpa_markers", "mpa_crc",      "timeout_ms",       "debug",          "dpdk_vdev",
       "dpdk_ip",     "dpdk_gateway", "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
-      "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us"};
+      "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us",        "dpdk_mtu"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -75,6 +75,7 @@ Config load() {
     if (auto it = s.find(k); it != s.end()) *v = it->second;
   number(s, "dpdk_core", c.dpdk_core);
   number(s, "dpdk_memory_mb", c.dpdk_memory_mb);
+  number(s, "dpdk_mtu", c.dpdk_mtu);
   int all = 0;
   number(s, "ddpmode_all", all);
   c.ddpmode_all = all != 0;
@@ -98,6 +99,10 @@ Config load() {
   if (c.mpa_revision != 1) c.mpa_revision = 2;
   if (c.timeout_ms <= 0) c.timeout_ms = 10000;
   if (c.dpdk_memory_mb < 64) c.dpdk_memory_mb = 64;
+  if (c.dpdk_mtu != 0 && (c.dpdk_mtu < 576 || c.dpdk_mtu > 9000)) {
+    std::fprintf(stderr, "esock: ESOCK_DPDK_MTU must be 576..9000 (or 0), not %u: 0\n", c.dpdk_mtu);
+    c.dpdk_mtu = 0;
+  }
   if (c.progress != "auto" && c.progress != "inline" && c.progress != "thread") {
     std::fprintf(stderr, "esock: ESOCK_PROGRESS must be auto, inline or thread, not '%s': auto\n",
                  c.progress.c_str());

@@ -218,6 +218,10 @@ void DdpRuntime::update_signals(Socket& s) {
     }
     c.sig_blocked = false;
   }
+  // A reader blocked in this socket takes what arrives itself, and its own call updates the
+  // signal once it has read: raising it now and clearing it a moment later would cost two
+  // system calls per message for nothing (the run-to-completion fast path makes none).
+  if (s.readers > 0) return;
   set_readable(c.sig_a, c.sig_l, want, &c.sig_readable);
 }
 

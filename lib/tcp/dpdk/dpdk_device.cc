@@ -71,7 +71,11 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
   if (int r = rte_eth_dev_info_get(port, &info); r != 0) return fail("dev_info", r);
   int socket = rte_eth_dev_socket_id(port);
   if (socket < 0) socket = SOCKET_ID_ANY;
-  const std::uint16_t room = c.data_room ? c.data_room : RTE_MBUF_DEFAULT_BUF_SIZE;
+  // One frame per mbuf: a received chain costs a copy (rx_copied).
+  std::uint16_t room = c.data_room ? c.data_room : RTE_MBUF_DEFAULT_BUF_SIZE;
+  if (c.data_room == 0 && c.mtu > 1500)
+    room = static_cast<std::uint16_t>(
+        std::min<std::size_t>(UINT16_MAX, std::size_t{c.mtu} + 14 + RTE_PKTMBUF_HEADROOM));
   const std::string name = "esock_p" + std::to_string(port) + "_" + std::to_string(pool_seq++);
   // priv_size = our slot: that is what makes rx zero-allocation (mbuf_slot.h).
   // A per-lcore cache only pays off for big pools (rte_mempool wants n >= 1.5 x cache).
@@ -95,7 +99,12 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
       conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
   }
   caps_.rx_csum = rx_csum_;
-  if (c.mtu) conf.rxmode.mtu = c.mtu;
+  // ethdev checks the frame (MTU + Ethernet header + CRC) against max_rx_pktlen.
+  const bool port_takes_mtu =
+      info.max_mtu >= c.mtu &&
+      info.max_rx_pktlen >= std::uint32_t{c.mtu} + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+  const bool forced_mtu = c.mtu != 0 && c.mtu_beyond_port && !port_takes_mtu;
+  if (c.mtu && !forced_mtu) conf.rxmode.mtu = c.mtu;
   if (int r = rte_eth_dev_configure(port, 1, 1, &conf); r != 0) return fail("configure", r);
   std::uint16_t nrx = c.rx_desc, ntx = c.tx_desc;
   if (int r = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx); r != 0)
@@ -111,6 +120,7 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
 
   std::uint16_t mtu = 1500;
   if (rte_eth_dev_get_mtu(port, &mtu) == 0) caps_.mtu = mtu;
+  if (forced_mtu) caps_.mtu = c.mtu;
   // A frame must fit in one mbuf's room when the PMD cannot take chains.
   if (!multi_seg_) {
     const std::size_t fit = std::size_t{room} - RTE_PKTMBUF_HEADROOM - 14;

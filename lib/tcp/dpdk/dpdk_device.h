@@ -40,7 +40,11 @@ struct DpdkDeviceConfig {
   std::uint32_t pool_mbufs = 8191;  // 2^n - 1 is what rte_mempool sizes best
   std::uint16_t data_room = 0;      // 0: RTE_MBUF_DEFAULT_BUF_SIZE (2048 + headroom)
   std::uint16_t mtu = 0;            // 0: keep the port's MTU
-  std::size_t copy_below = 256;     // payload pieces shorter than this are copied
+  // Use `mtu` even where the PMD refuses to configure it but passes such frames: net_memif
+  // in DPDK 22.11 reports a 1514-octet maximum yet carries frames up to its buffer size
+  // (the bsize devarg). Both ends must be able to take them.
+  bool mtu_beyond_port = false;
+  std::size_t copy_below = 256;  // payload pieces shorter than this are copied
   Attach attach = Attach::automatic;
   bool offloads = true;  // enable (and advertise in caps()) what the PMD offers
   bool promiscuous = false;

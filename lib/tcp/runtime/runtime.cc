@@ -41,6 +41,7 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
   if (port < 0) return nullptr;
   dpdk::DpdkDeviceConfig dc;
   dc.mtu = cfg.mtu;
+  dc.mtu_beyond_port = cfg.mtu_beyond_port;
   rt->dpdk_->dev = dpdk::DpdkDevice::open(static_cast<std::uint16_t>(port), dc, error);
   if (!rt->dpdk_->dev) return nullptr;
   if (cfg.link_timeout > Duration{} && !rt->dpdk_->dev->wait_link_up(cfg.link_timeout)) {

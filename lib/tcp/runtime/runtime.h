@@ -25,8 +25,9 @@ struct RuntimeConfig {
   std::string vdev;
   unsigned core = 0;
   unsigned memory_mb = 256;
-  std::string file_prefix;  // EAL runtime dir name; empty: unique per process
-  std::uint16_t mtu = 0;    // 0: the port's
+  std::string file_prefix;       // EAL runtime dir name; empty: unique per process
+  std::uint16_t mtu = 0;         // 0: the port's
+  bool mtu_beyond_port = false;  // DpdkDeviceConfig::mtu_beyond_port (memif's large frames)
   StackConfig stack;
   std::optional<FaultConfig> faults;
   std::string pcap_path;           // empty: no capture
