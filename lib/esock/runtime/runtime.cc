@@ -140,7 +140,7 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
   if (const int err = p.start(why); err != 0) return err;
   if (stack_ == nullptr && process_) std::atexit(at_exit);
   stack_ = &p;
-  last_event_ = CallClock::now();
+  idle_since_known_ = false;
   start_thread();
   wake();
   return 0;
@@ -148,7 +148,7 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
 
 void DdpRuntime::after_op(Socket& s) {
   if (!s.conn || !s.conn->pc) return;
-  if (stack_ != nullptr) last_event_ = CallClock::now();  // the spin budget starts again
+  idle_since_known_ = false;  // the application did something: the spin budget starts again
   // Completions of what was just framed (send buffers, credits) are handled here rather
   // than waiting for the progress thread's next round.
   s.conn->pc->flush();
@@ -286,7 +286,7 @@ void DdpRuntime::loop() {
     // same cores would only take turns at the lock).
     if (stack_ != nullptr && app_polling(CallClock::now())) {
       lk.unlock();
-      sleep_on_wake_fd(std::chrono::milliseconds(1));
+      sleep_on_wake_fd(handoff_);
       lk.lock();
       empty_rounds_ = 0;
       continue;

@@ -119,8 +119,9 @@ class DdpRuntime {
   bool wait_for_round(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
   bool wait_on_cv(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
   bool poll_inline(std::unique_lock<RuntimeMutex>& lk, const CallClock::time_point* deadline);
-  // auto: an application thread polls now or did a moment ago (the progress thread rests).
-  bool app_polling(CallClock::time_point now) const;
+  // auto: an application thread polls now or did within the last hand-off period (the
+  // progress thread, which asks once per period, rests).
+  bool app_polling(CallClock::time_point now);
   void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
   void service_all();
   void service_listener(Socket& s);
@@ -150,8 +151,10 @@ class DdpRuntime {
   std::chrono::microseconds spin_{0}, handoff_{2000};
   bool poller_ = false;                 // an application thread is in poll_inline
   int blocked_ = 0;                     // application threads in wait()
-  CallClock::time_point app_polled_{};  // when one last ran a round
-  CallClock::time_point last_event_{};  // the last eventful round (the spin budget)
+  std::uint64_t rounds_seen_ = 0;       // inline_rounds_ at the progress thread's last look
+  CallClock::time_point app_seen_{};    // ... when it last saw them change
+  CallClock::time_point idle_since_{};  // start of the current run of empty rounds ...
+  bool idle_since_known_ = false;       // ... once one was seen (the spin budget)
   std::uint64_t inline_rounds_ = 0, inline_sleeps_ = 0;
 };
 
