@@ -14,6 +14,9 @@ namespace {
 constexpr std::uint32_t max_send_buffers = 64;
 // A DATA message larger than this gains nothing (FPDUs are MSS-sized anyway).
 constexpr std::size_t max_send_buffer_size = 256 * 1024;
+// The peer's Hello sizes our send buffers (R of them, B octets each, section 2); whatever
+// it claims, they take at most this much memory (R = B = 2^32 - 1 asked for 16 MiB).
+constexpr std::size_t max_send_memory = 4u << 20;
 // Rendezvous offers above this are split by the caller (SRCAVAIL length is 32 bits and
 // one registration stays modest).
 constexpr std::size_t max_rndv = std::size_t{1} << 30;
@@ -26,7 +29,9 @@ Hello hello_of(const Params& p) {
 Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
     : v_(v), local_(local), peer_(peer), credits_(peer.recv_buffers) {
   sbuf_size_ = std::min<std::size_t>(peer_.recv_buffer_size, max_send_buffer_size);
-  const std::uint32_t n = std::min(peer_.recv_buffers, max_send_buffers);
+  const auto by_memory = static_cast<std::uint32_t>(
+      std::max<std::size_t>(1, max_send_memory / std::max<std::size_t>(sbuf_size_, 1)));
+  const std::uint32_t n = std::min({peer_.recv_buffers, max_send_buffers, by_memory});
   for (std::uint32_t i = 0; i < n; ++i) sfree_.push_back(n - 1 - i);
 }
 

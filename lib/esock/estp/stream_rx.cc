@@ -14,6 +14,10 @@ constexpr std::uint64_t pull_wr_id = ~std::uint64_t{0};
 // A bounce pull fetches at most this much at a time in stream mode, and prefetches MSGMODE
 // messages up to this length: the bound on what a peer's advertisement makes us allocate.
 constexpr std::size_t max_bounce = 4u << 20;
+// Advertised sources queued and not yet pulled: esock itself has at most one outstanding
+// per direction; a peer that queues more than this is treated as hostile (each costs us a
+// queue entry but it only a credit, which we return at once).
+constexpr std::size_t max_queued_sources = 64;
 }  // namespace
 
 void Stream::repost(std::uint32_t buf, bool quiet) {
@@ -71,6 +75,12 @@ void Stream::on_message(std::uint32_t buf, const Message& m) {
       return;
     case Type::srcavail:
       if (m.length == 0) {
+        fail(EPROTO);
+        return;
+      }
+      if (std::count_if(rq_.begin(), rq_.end(), [](const Entry& e) {
+            return e.kind == Entry::Kind::src;
+          }) >= static_cast<std::ptrdiff_t>(max_queued_sources)) {
         fail(EPROTO);
         return;
       }

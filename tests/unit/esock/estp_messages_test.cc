@@ -934,5 +934,30 @@ TEST(EstpPull, AHostileFourGiBAdvertisementInStreamModeIsFetchedFourMiBAtATime) 
   EXPECT_EQ(e.v.reads.at(0).len, 4u << 20);
 }
 
+// Hardening (issue 20): the peer's Hello does not size our memory. R = B = 2^32 - 1 made
+// the engine register 16 MiB of send buffers per connection.
+TEST(EstpHardening, AHostileHelloGetsAtMostFourMiBOfSendBuffers) {
+  Lone e(local(), Hello{false, 0xffffffffu, 0xffffffffu});
+  ASSERT_EQ(e.start_rc, 0);
+  std::size_t registered = 0;
+  for (const auto& [stag, mr] : e.v.mrs) registered += mr.len;
+  // Ours: local()'s R receive buffers of B octets, plus the send buffers the peer sized.
+  const std::size_t receive = std::size_t{local().recv_buffers} * local().recv_buffer_size;
+  EXPECT_LE(registered - receive, 4u << 20);
+  EXPECT_GT(registered - receive, 0u);
+}
+
+// Hardening (issue 20): SRCAVAILs queued without a reader cost memory, not the peer;
+// 2,000,000 of them held 174 MiB. Past 64 queued the stream fails (EPROTO).
+TEST(EstpHardening, AFloodOfUnpulledSrcavailsFailsTheStream) {
+  Lone e(local());
+  for (std::uint32_t i = 1; i <= 64; ++i) {
+    e.from_peer(Message{.type = Type::srcavail, .length = 100, .stag = 7, .to = 0x1000, .id = i});
+    ASSERT_EQ(e.s().error(), 0) << i;
+  }
+  e.from_peer(Message{.type = Type::srcavail, .length = 100, .stag = 7, .to = 0x1000, .id = 65});
+  EXPECT_EQ(e.s().error(), EPROTO);
+}
+
 }  // namespace
 }  // namespace esock::estp::testing
