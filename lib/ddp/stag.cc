@@ -1,5 +1,7 @@
 #include "ddp/stag.h"
 
+#include <sys/random.h>
+
 #include <cerrno>
 
 namespace esock::ddp {
@@ -7,6 +9,32 @@ namespace {
 constexpr std::uint32_t max_index = (1u << 24) - 1;
 constexpr std::uint32_t all_access = access_local_write | access_remote_read | access_remote_write;
 }  // namespace
+
+StagTable::StagTable() = default;
+
+StagTable::StagTable(std::uint64_t key_seed) : seeded_(true), seed_(key_seed) {}
+
+std::uint8_t StagTable::next_key(std::uint8_t previous) {
+  for (;;) {
+    std::uint8_t k;
+    if (seeded_) {
+      // splitmix64 (Steele, Lea, Flood 2014): deterministic, well mixed.
+      std::uint64_t z = (seed_ += 0x9e3779b97f4a7c15u);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+      k = static_cast<std::uint8_t>(z ^ (z >> 31));
+    } else {
+      if (keys_left_ == 0) {
+        const ssize_t n = ::getrandom(keys_, sizeof keys_, 0);
+        // Without the kernel's source (never expected) the keys still change every time.
+        keys_left_ = n > 0 ? static_cast<std::size_t>(n) : 0;
+        if (keys_left_ == 0) return static_cast<std::uint8_t>(previous + 1);
+      }
+      k = keys_[--keys_left_];
+    }
+    if (k != previous) return k;
+  }
+}
 
 std::uint32_t StagTable::alloc_pd() {
   return next_pd_++;
@@ -32,7 +60,7 @@ stag_t StagTable::register_mr(std::uint32_t pd, void* addr, std::size_t len, std
   r.len = len;
   r.pd = pd;
   r.access = access;
-  r.key = static_cast<std::uint8_t>(r.key + 1);
+  r.key = next_key(r.key);
   r.registered = true;
   r.valid = true;
   return (idx << 8) | r.key;

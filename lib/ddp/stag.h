@@ -20,10 +20,17 @@ using stag_t = std::uint32_t;
 
 class StagTable {
  public:
+  // Key bytes from the kernel's random source (getrandom, 64 at a time): a peer that saw
+  // earlier STags cannot guess the next one of a reused index, as with an RNIC's (siw's)
+  // random keys. Sequential keys repeated after 256 registrations of an index.
+  StagTable();
+  // Key bytes from a fixed seed instead: for deterministic tests and fuzzers.
+  explicit StagTable(std::uint64_t key_seed);
+
   std::uint32_t alloc_pd();
   // 0 on error (len 0 or above 4 GiB - 1, address range wrapping, bad access bits, no
   // pd from alloc_pd, table full). The key byte changes on every registration of an index
-  // so a stale STag never matches a new region.
+  // (never the previous one) so a stale STag never matches a new region.
   stag_t register_mr(std::uint32_t pd, void* addr, std::size_t len, std::uint32_t access);
   int deregister(stag_t);  // 0 or EINVAL
   // Invalidation (RFC 5040, Send with Invalidate Send with Invalidate, or a local invalidate):
@@ -54,10 +61,15 @@ class StagTable {
   };
   const Region* find(stag_t s) const;
   Region* find(stag_t s);
+  std::uint8_t next_key(std::uint8_t previous);
 
   std::vector<Region> regions_;      // index = STag >> 8, index 0 unused
   std::vector<std::uint32_t> free_;  // recycled indices
   std::uint32_t next_pd_ = 1;
+  bool seeded_ = false;  // key bytes from seed_ (splitmix64), else getrandom
+  std::uint64_t seed_ = 0;
+  std::uint8_t keys_[64] = {};  // getrandom's bytes not used yet ...
+  std::size_t keys_left_ = 0;   // ... how many
 };
 
 }  // namespace esock::ddp

@@ -47,7 +47,7 @@ inline QpConfig with_pd(QpConfig c, std::uint32_t pd) {
 
 struct Side {
   explicit Side(QpConfig c) : qp(with_pd(c, pd), stags, scq, rcq) {}
-  StagTable stags;
+  StagTable stags{1};  // fixed keys: runs are reproducible
   std::uint32_t pd = stags.alloc_pd();
   CompletionQueue scq{4096};
   CompletionQueue rcq{4096};

@@ -109,5 +109,38 @@ TEST_F(StagTest, AccessRightsAreExact) {
             Check::access);
 }
 
+// The key bytes one index gets over n registrations (each deregistered before the next).
+std::vector<std::uint8_t> keys_of_one_index(StagTable& t, int n) {
+  std::vector<std::uint8_t> buf(64);
+  const std::uint32_t pd = t.alloc_pd();
+  std::vector<std::uint8_t> keys;
+  for (int i = 0; i < n; ++i) {
+    const stag_t s = t.register_mr(pd, buf.data(), buf.size(), access_remote_write);
+    keys.push_back(static_cast<std::uint8_t>(s & 0xff));
+    EXPECT_EQ(t.deregister(s), 0);
+  }
+  return keys;
+}
+
+// Hardening (issue 20, item 8): keys were the previous key + 1, so a peer that saw one STag
+// knew every later one of that index, and they repeated after 256 registrations.
+TEST(StagKeys, AReusedIndexGetsAnUnpredictableKeyNeverEqualToItsLast) {
+  StagTable t;
+  const std::vector<std::uint8_t> k = keys_of_one_index(t, 512);
+  int sequential = 0;
+  for (std::size_t i = 1; i < k.size(); ++i) {
+    EXPECT_NE(k[i], k[i - 1]);  // a stale STag never validates the next region
+    sequential += k[i] == static_cast<std::uint8_t>(k[i - 1] + 1);
+  }
+  EXPECT_LT(sequential, 32);  // random: about 2 of 511; the old scheme: all 511
+  StagTable other;
+  EXPECT_NE(keys_of_one_index(other, 16), std::vector<std::uint8_t>(k.begin(), k.begin() + 16));
+}
+
+TEST(StagKeys, ASeededTableRepeatsItsKeysForReproducibleTestsAndFuzzers) {
+  StagTable a(42), b(42);
+  EXPECT_EQ(keys_of_one_index(a, 64), keys_of_one_index(b, 64));
+}
+
 }  // namespace
 }  // namespace esock::ddp
