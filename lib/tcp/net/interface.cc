@@ -36,7 +36,8 @@ Interface::Impl::Impl(Device& d, const InterfaceConfig& c, TcpSink& t)
       caps(d.caps()),
       mask(prefix_mask(c.prefix_len)),
       arp(arp_config(c)),
-      reassembly(c.reassembly_timeout, c.reassembly_max_bytes) {}
+      reassembly(c.reassembly_timeout, c.reassembly_max_bytes),
+      echo_limit(c.icmp_echo_per_sec, c.icmp_echo_burst) {}
 
 void Interface::Impl::on_frame(Instant now, const RxFrame& f) {
   ++stats.rx_frames;

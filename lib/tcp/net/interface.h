@@ -29,6 +29,10 @@ struct InterfaceConfig {
   Duration reassembly_timeout = 30s;            // RFC 791: a lifetime, here fixed
   std::size_t reassembly_max_bytes = 4u << 20;  // all partial datagrams together
   std::uint8_t ttl = 64;
+  // ICMP echo replies: at most this many per second on average, in bursts of at most
+  // icmp_echo_burst (a peer cannot make the stack send at its own rate); 0: unlimited.
+  std::uint32_t icmp_echo_per_sec = 1000;
+  std::uint32_t icmp_echo_burst = 50;
 };
 
 // Receives verified TCP segments addressed to this interface.
@@ -45,6 +49,7 @@ struct InterfaceStats {
   std::uint64_t arp_requests_rx = 0, arp_replies_tx = 0, arp_requests_tx = 0;
   std::uint64_t ip_fragments_rx = 0, ip_reassembled = 0, ip_reassembly_dropped = 0;
   std::uint64_t icmp_echo_replies = 0;
+  std::uint64_t icmp_echo_rate_limited = 0;  // requests left unanswered (icmp_echo_per_sec)
   std::uint64_t tcp_rx = 0, tcp_tx = 0, tcp_bad_csum = 0;
   std::uint64_t tcp_bad_header = 0;  // checksum good, header unparseable (RFC 9293 3.1)
   std::uint64_t tx_no_route = 0, tx_arp_dropped = 0, tx_device_full = 0;

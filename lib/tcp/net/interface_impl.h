@@ -8,6 +8,7 @@
 #include "tcp/net/arp_cache.h"
 #include "tcp/net/interface.h"
 #include "tcp/net/ipv4_reassembly.h"
+#include "tcp/net/token_bucket.h"
 #include "tcp/wire/arp.h"
 #include "tcp/wire/ethernet.h"
 #include "tcp/wire/ipv4.h"
@@ -25,7 +26,7 @@ struct Interface::Impl {
                const BufRef& ref, std::uint8_t csum);
   void on_tcp(Instant now, Ipv4Addr src, Ipv4Addr dst, bytes_view segment, const BufRef& ref,
               std::uint8_t csum);
-  void on_icmp(const EthernetView& eth, const Ipv4View& ip, bytes_view message);
+  void on_icmp(Instant now, const EthernetView& eth, const Ipv4View& ip, bytes_view message);
   void drop() { ++stats.rx_dropped; }
 
   // Send (interface_arp.cc, interface_tx.cc).
@@ -44,6 +45,7 @@ struct Interface::Impl {
   Ipv4Reassembly reassembly;
   InterfaceStats stats;
   std::uint16_t next_ip_id = 0;
+  TokenBucket echo_limit;
   std::vector<PendingFrame> released;  // scratch, reused
   std::vector<Ipv4Addr> retry;         // scratch, reused
 };

@@ -49,7 +49,7 @@ void Interface::Impl::deliver(Instant now, const EthernetView& eth, const Ipv4Vi
     case ip_proto_tcp:
       return on_tcp(now, ip.src(), ip.dst(), payload, ref, csum);
     case ip_proto_icmp:
-      return on_icmp(eth, ip, payload);
+      return on_icmp(now, eth, ip, payload);
     default:
       return drop();  // no UDP or other transports here
   }
@@ -78,11 +78,19 @@ void Interface::Impl::on_tcp(Instant now, Ipv4Addr src, Ipv4Addr dst, bytes_view
   tcp.on_tcp_segment(now, src, dst, hdr, data, ref);
 }
 
-void Interface::Impl::on_icmp(const EthernetView& eth, const Ipv4View& ip, bytes_view message) {
+void Interface::Impl::on_icmp(Instant now, const EthernetView& eth, const Ipv4View& ip,
+                              bytes_view message) {
   IcmpRepr r;
   bytes_view data;
   if (parse_icmp(message, &r, &data) != IcmpParseError::none) return drop();
   if (r.type != icmp_type::echo_request || r.code != 0) return;  // nothing else to answer
+  // RFC 1122 3.2.2.6 requires the echo server, not an answer to every request at any
+  // rate: as hosts commonly do, a flood of requests must not become a flood of replies
+  // (our CPU and transmit queue spent at the peer's will).
+  if (!echo_limit.take(now)) {
+    ++stats.icmp_echo_rate_limited;
+    return;
+  }
   // RFC 1122 3.2.2.6: the reply returns the data unchanged. We do not fragment, so an
   // echo larger than the MTU (a reassembled ping) goes unanswered.
   const std::size_t ip_len = ipv4_min_header + message.size();

@@ -134,6 +134,23 @@ TEST_F(Ipv4RxTest, AnswersEchoRequest) {
   EXPECT_EQ(iface().stats().icmp_echo_replies, 1u);
 }
 
+// Hardening (issue 20, item 8): echo requests were all answered, at whatever rate a peer
+// sent them. Now a burst of 50, then 1000 per second (InterfaceConfig's defaults).
+TEST_F(Ipv4RxTest, EchoRepliesAreRateLimited) {
+  const Bytes ping = eth_frame(kOurMac, kPeerMac, ethertype::ipv4,
+                               ipv4_packet(kPeerIp, kOurIp, ip_proto_icmp, echo_request(1, 1, {})));
+  for (int i = 0; i < 200; ++i) feed(ping);  // all at one instant
+  EXPECT_EQ(iface().stats().icmp_echo_replies, 50u);
+  EXPECT_EQ(iface().stats().icmp_echo_rate_limited, 150u);
+  now += 10ms;  // ten tokens' worth
+  for (int i = 0; i < 20; ++i) feed(ping);
+  EXPECT_EQ(iface().stats().icmp_echo_replies, 60u);
+  now += 1s;  // the bucket refills to its burst, not beyond
+  for (int i = 0; i < 100; ++i) feed(ping);
+  EXPECT_EQ(iface().stats().icmp_echo_replies, 110u);
+  EXPECT_EQ(dev.sent.size(), 110u);
+}
+
 TEST_F(Ipv4RxTest, IgnoresOtherIcmpAndDropsBadChecksum) {
   Bytes unreach = {3, 1, 0, 0, 0, 0, 0, 0};
   store_be16(unreach.data() + 2, internet_checksum(unreach));
