@@ -94,7 +94,9 @@ int listen_any(bool ddp, std::uint16_t* port) {
   const int fd = make_socket(ddp);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // The dpdk provider's stack has no loopback address (binding one is EADDRNOTAVAIL): the
+  // DDPMODE listener takes every address, which means the stack's.
+  a.sin_addr.s_addr = htonl(ddp && g_dpdk ? INADDR_ANY : INADDR_LOOPBACK);
   socklen_t l = sizeof a;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) return -1;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);

@@ -1,11 +1,14 @@
 // DDPMODE descriptor bookkeeping: close/dup follow the numbers, fcntl flags, names.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "esock/ddpmode/ops.h"
+#include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/providers/provider.h"
 #include "esock/runtime/fd_table.h"
@@ -71,6 +74,16 @@ int ddp_option_fd(int fd) {
   return fd;
 }
 
+namespace {
+// The own stack's address (ESOCK_DPDK_IP, "A.B.C.D/NN"), network order; 0 if unset.
+in_addr_t stack_address() {
+  const std::string& text = config().dpdk_ip;
+  in_addr a{};
+  if (::inet_pton(AF_INET, text.substr(0, text.find('/')).c_str(), &a) != 1) return 0;
+  return a.s_addr;
+}
+}  // namespace
+
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
   // An own-stack provider's addresses are not the kernel's: the kernel socket binds the
   // port on all addresses instead (reserving it, and choosing one for port 0), and the
@@ -81,6 +94,27 @@ int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
     return ESOCK_LIBC(bind)(fd, addr, len);
   sockaddr_in a;
   std::memcpy(&a, addr, sizeof a);
+  if (a.sin_addr.s_addr != htonl(INADDR_ANY) && a.sin_addr.s_addr != stack_address()) {
+    // An address the stack does not have (127.0.0.1, a kernel interface's): listening on
+    // the stack would expose on the DPDK link a service its program meant for that address
+    // only (a loopback-only one, typically). A socket esockrun --ddp made DDPMODE goes back
+    // to being the plain kernel socket the program asked for; one the application made
+    // DDPMODE itself cannot have iWARP there: EADDRNOTAVAIL.
+    auto s = fd_get(fd);
+    if (!s || !s->implicit) {
+      errno = EADDRNOTAVAIL;
+      return -1;
+    }
+    {
+      std::lock_guard lk(s->mu);
+      if (s->state() != Socket::State::armed) {
+        errno = EINVAL;  // already bound and listening, or connected
+        return -1;
+      }
+    }
+    (void)fd_take(fd);
+    return ESOCK_LIBC(bind)(fd, addr, len);
+  }
   a.sin_addr.s_addr = htonl(INADDR_ANY);
   return ESOCK_LIBC(bind)(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
 }

@@ -61,6 +61,7 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
     std::lock_guard lock(s->mu);
     if (s->state() != Socket::State::armed) return fail(on ? EISCONN : EINVAL);
     if (!on && name == ESOCK_DDPMODE) return fail(EINVAL);  // one-way switch (docs/sockets.md)
+    if (name == ESOCK_DDPMODE) s->implicit = false;         // now the application's own choice
     // MSGMODE and RAWMODE exclude each other (RAWMODE has no ESTP stream to delimit).
     if (on && ((name == ESOCK_MSGMODE && s->rawmode()) || (name == ESOCK_RAWMODE && s->msgmode())))
       return fail(EINVAL);
@@ -85,7 +86,9 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
 void ddp_socket_created(int fd) {
   if (!config().ddpmode_all || static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd))
     return;
-  fd_set(fd, std::make_shared<Socket>());
+  auto s = std::make_shared<Socket>();
+  s->implicit = true;
+  fd_set(fd, std::move(s));
 }
 
 int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {

@@ -67,6 +67,8 @@ class Socket {
   std::atomic<int> fd_refs{1};  // descriptor numbers in the table that name this socket
   bool nonblocking = false;
   bool orphaned = false;  // a fork child's copy: only close works
+  // Made DDPMODE by ESOCK_DDPMODE_ALL (esockrun --ddp), not by the application's setsockopt.
+  bool implicit = false;
   bool rd_shut = false;
   int readers = 0;  // application threads blocked in a read
   int error = 0;

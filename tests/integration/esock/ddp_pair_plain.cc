@@ -1,7 +1,9 @@
 // A DDPMODE client/server pair built WITHOUT esock: it only uses the constants of the
 // public header (SOL_ESOCK, ESOCK_DDPMODE) with ordinary setsockopt/getsockopt, so it
 // needs esockrun (LD_PRELOAD) to run at all (the kernel rejects SOL_ESOCK).
-//   ddp_pair_plain server                prints "port N", serves one connection: echo until EOF
+//   ddp_pair_plain server [ADDR]         binds ADDR (default 127.0.0.1; with the dpdk provider
+//                                        the stack's own address: it has no loopback), prints
+//                                        "port N", serves one connection: echo until EOF
 //   ddp_pair_plain client N [HOST]       sends 64 messages (1 B .. 2 MiB) to HOST (default
 //                                        127.0.0.1; with the dpdk provider the server's DPDK
 //                                        address), verifies every echo
@@ -57,13 +59,13 @@ void print_peer(const char* who, int fd) {
   std::printf("%s: peer %s:%d\n", who, ip, ntohs(a.sin_port));
 }
 
-int server() {
+int server(const char* addr) {
   const int l = ::socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;
   if (::setsockopt(l, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one) != 0) return die("setsockopt");
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, addr, &a.sin_addr) != 1) return die("bad address");
   socklen_t al = sizeof a;
   if (::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l, 1) != 0)
     return die("listen");
@@ -123,9 +125,10 @@ int client(int port, const char* host) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "server") == 0) return server();
+  if ((argc == 2 || argc == 3) && std::strcmp(argv[1], "server") == 0)
+    return server(argc == 3 ? argv[2] : "127.0.0.1");
   if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "client") == 0)
     return client(std::atoi(argv[2]), argc == 4 ? argv[3] : "127.0.0.1");
-  std::fprintf(stderr, "usage: %s server | client PORT [HOST]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s server [ADDR] | client PORT [HOST]\n", argv[0]);
   return 2;
 }

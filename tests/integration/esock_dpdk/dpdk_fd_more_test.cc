@@ -174,6 +174,31 @@ TEST(DpdkFd, BadArgumentsFail) {
   ::close(fd);
 }
 
+// Hardening (issue 20): bind(127.0.0.1) on a DDPMODE socket made the stack listen on the
+// DPDK link's address, exposing a service its program meant for loopback only. The stack
+// has no such address: EADDRNOTAVAIL (a socket esockrun --ddp armed on its own instead
+// goes back to the kernel socket; the examples_over_memif suite runs that case).
+TEST(DpdkFd, BindToAnAddressTheStackDoesNotHaveIsRefused) {
+  for (const char* ip : {"127.0.0.1", "10.99.0.7"}) {
+    const int fd = ddp_socket();
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    ::inet_pton(AF_INET, ip, &a.sin_addr);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), -1) << ip;
+    EXPECT_EQ(errno, EADDRNOTAVAIL) << ip;
+    EXPECT_EQ(esock_is_ddp(fd), 1);
+    ::close(fd);
+  }
+  const int fd = ddp_socket();  // the stack's own address is fine
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, esock_dpdk_test::kOwnIp, &a.sin_addr);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+  EXPECT_EQ(::listen(fd, 4), 0) << std::strerror(errno);
+  ::close(fd);
+}
+
 TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
   std::uint16_t port = 0;
   const int l = ddp_listener(&port, false, INADDR_ANY);

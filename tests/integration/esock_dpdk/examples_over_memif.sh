@@ -142,7 +142,7 @@ if "$PLAIN" server >/dev/null 2>&1; then echo "FAIL plain_pair ran without esock
 run plain_pair_esockrun "^client: [0-9]+ octets echoed and verified in DDPMODE" \
 	"^server: peer $C_IP:[0-9]+" \
 	-- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server @SOCK@)" -e ESOCK_DPDK_IP=$S_IP/24 \
-	"$PLAIN" server -- -- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" \
+	"$PLAIN" server $S_IP -- -- "$ESOCKRUN" -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev client @SOCK@)" \
 	-e ESOCK_DPDK_IP=$C_IP/24 "$PLAIN" client @PORT@ $S_IP
 grep -q "^client: peer $S_IP:" "$OUT/plain_pair_esockrun.client.log" ||
 	{ echo "FAIL plain_pair_esockrun: the client's peer is not $S_IP"; FAILED=1; }
@@ -178,6 +178,30 @@ else
 		echo "FAIL capture"
 		FAILED=1
 	fi
+fi
+
+# Hardening (issue 20): Debian's nc listening on 127.0.0.1 under `esockrun --ddp -p dpdk`.
+# The stack has no loopback address; the listener must stay the kernel socket its program
+# asked for (reachable on loopback by a plain kernel client), not be served on the DPDK
+# link. Before, the stack listened on its own address and the kernel client was refused.
+if command -v nc >/dev/null; then
+	N=$((N + 1))
+	port=$((20000 + ($$ + N) % 20000))
+	lsock="$TMP/memif$N.sock"
+	timeout 20 "$ESOCKRUN" --ddp -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server "$lsock")" \
+		-e "ESOCK_DPDK_IP=$S_IP/24" nc -l 127.0.0.1 "$port" >"$OUT/loopback.server.log" 2>&1 &
+	lpid=$!
+	for _ in $(seq 1 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.02; done
+	echo "kept on loopback" | timeout 5 nc -q 1 127.0.0.1 "$port"
+	wait "$lpid"
+	if grep -q "kept on loopback" "$OUT/loopback.server.log"; then
+		echo "PASS loopback_bind_stays_kernel"
+	else
+		echo "FAIL loopback_bind_stays_kernel"
+		FAILED=1
+	fi
+else
+	echo "SKIP loopback_bind_stays_kernel: no nc"
 fi
 [ $FAILED = 0 ] && echo "all passed"
 exit $FAILED
