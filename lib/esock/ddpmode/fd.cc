@@ -17,8 +17,11 @@
 
 namespace esock::sockets {
 
-void ddp_closed(int fd) {
-  auto s = fd_take(fd);
+std::shared_ptr<Socket> ddp_forget(int fd) {
+  return fd_take(fd);
+}
+
+void ddp_release(std::shared_ptr<Socket> s) {
   if (!s || s->fd_refs.fetch_sub(1) != 1) return;
   // The last number naming this socket went away: the connection closes (FIN, drain).
   DdpRuntime& rt = DdpRuntime::get();

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <memory>
+
 namespace esock::sockets {
 
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len);
@@ -15,8 +17,15 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags);
 ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags);
 ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags);
 int ddp_shutdown(int fd, int how);
-// Called after libc's close/dup succeeded, to keep the table in step with the kernel.
-void ddp_closed(int fd);
+class Socket;
+
+// close and dup2/dup3 over a DDPMODE number: the table lets go of the number *before* libc
+// gives it back to the kernel (ddp_forget), else a socket another thread opens in between
+// could get the number while the table still calls it DDPMODE; once libc is done, the
+// reference is dropped (ddp_release: the last one closes the connection).
+std::shared_ptr<Socket> ddp_forget(int fd);
+void ddp_release(std::shared_ptr<Socket> s);
+// Called after libc's dup succeeded, to keep the table in step with the kernel.
 void ddp_duplicated(int oldfd, int newfd);
 int ddp_fcntl_setfl(int fd, int flags);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <memory>
 
 #include "esock/ddpmode/ops.h"
 #include "esock/process/libc.h"
@@ -26,15 +27,32 @@ int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
   return r;
 }
 
+// dup2/dup3 over a DDPMODE number: its table entry goes first (ddp_forget) and comes back if
+// the call fails, so the number never names the old socket once it names the new file.
+template <class Dup>
+int dup_over(int oldfd, int newfd, Dup dup) {
+  std::shared_ptr<esock::sockets::Socket> replaced;
+  if (oldfd != newfd && fd_is_ddp(newfd)) replaced = esock::sockets::ddp_forget(newfd);
+  const int r = dup();
+  if (r < 0) {
+    if (replaced) esock::sockets::fd_set(newfd, std::move(replaced));
+    return r;
+  }
+  if (oldfd != newfd && fd_is_ddp(oldfd)) esock::sockets::ddp_duplicated(oldfd, newfd);
+  esock::sockets::ddp_release(std::move(replaced));
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
 
 int close(int fd) {
   if (fd_is_ddp(fd)) [[unlikely]] {
+    auto s = esock::sockets::ddp_forget(fd);
     const int r = ESOCK_LIBC(close)(fd);
     // Linux releases the number even when close reports an error (EINTR included).
-    esock::sockets::ddp_closed(fd);
+    esock::sockets::ddp_release(std::move(s));
     return r;
   }
   return ESOCK_LIBC(close)(fd);
@@ -48,23 +66,11 @@ int dup(int fd) {
 }
 
 int dup2(int oldfd, int newfd) {
-  const bool replaced = oldfd != newfd && fd_is_ddp(newfd);
-  const int r = ESOCK_LIBC(dup2)(oldfd, newfd);
-  if (r >= 0 && oldfd != newfd) {
-    if (replaced) esock::sockets::ddp_closed(newfd);
-    if (fd_is_ddp(oldfd)) esock::sockets::ddp_duplicated(oldfd, newfd);
-  }
-  return r;
+  return dup_over(oldfd, newfd, [&] { return ESOCK_LIBC(dup2)(oldfd, newfd); });
 }
 
 int dup3(int oldfd, int newfd, int flags) {
-  const bool replaced = oldfd != newfd && fd_is_ddp(newfd);
-  const int r = ESOCK_LIBC(dup3)(oldfd, newfd, flags);
-  if (r >= 0) {
-    if (replaced) esock::sockets::ddp_closed(newfd);
-    if (fd_is_ddp(oldfd)) esock::sockets::ddp_duplicated(oldfd, newfd);
-  }
-  return r;
+  return dup_over(oldfd, newfd, [&] { return ESOCK_LIBC(dup3)(oldfd, newfd, flags); });
 }
 
 int fcntl(int fd, int cmd, ...) {

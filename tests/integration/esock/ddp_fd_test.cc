@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -189,6 +190,32 @@ TEST(DdpFd, CloseWhileAnotherThreadIsBlockedInRead) {
   reader.join();
   EXPECT_EQ(r, -1);
   EXPECT_EQ(err, EBADF);
+}
+
+// Hardening (issue 20): close gave the number back to the kernel before esock's table let
+// go of it, so a socket another thread opened in between got that number while the table
+// still called it DDPMODE (its calls went to the old socket), and the late table update
+// then dropped the wrong entry. One thread opens and closes DDPMODE sockets, the other
+// opens plain ones and checks each is plain; before the fix this failed within a few
+// thousand rounds here.
+TEST(DdpFd, ANumberReusedWhileAnotherThreadClosesIsNeverTheOldSocket) {
+  std::atomic<bool> stop{false};
+  std::thread closer([&] {
+    while (!stop) {
+      const int fd = ddp_socket();
+      if (fd >= 0) ::close(fd);
+    }
+  });
+  int misrouted = 0;
+  for (int i = 0; i < 20000 && misrouted == 0; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    if (esock_is_ddp(fd) != 0) ++misrouted;
+    ::close(fd);
+  }
+  stop = true;
+  closer.join();
+  EXPECT_EQ(misrouted, 0);
 }
 
 TEST(DdpFd, PeerResetGivesEconnreset) {
