@@ -98,6 +98,7 @@ int StagTable::invalidate(stag_t s, std::uint32_t pd) {
   Region* r = find(s);
   if (r == nullptr || !r->valid) return EINVAL;
   if (r->pd != pd) return EACCES;
+  if ((r->access & (access_remote_read | access_remote_write)) == 0) return EACCES;
   r->valid = false;
   return 0;
 }

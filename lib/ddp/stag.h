@@ -33,10 +33,13 @@ class StagTable {
   // (never the previous one) so a stale STag never matches a new region.
   stag_t register_mr(std::uint32_t pd, void* addr, std::size_t len, std::uint32_t access);
   int deregister(stag_t);  // 0 or EINVAL
-  // Invalidation (RFC 5040, Send with Invalidate Send with Invalidate, or a local invalidate):
-  // the STag stays registered but no longer validates until deregistered. 0, EINVAL for
-  // an unknown or already invalid STag, EACCES when pd is given and does not match.
-  int invalidate(stag_t);
+  // Invalidation: the STag stays registered but no longer validates until deregistered.
+  // 0, EINVAL for an unknown or already invalid STag.
+  int invalidate(stag_t);  // local (the owner's own request)
+  // By the peer (RFC 5040 section 4.1, Send with Invalidate): also EACCES when pd does not
+  // match, or when the region has no remote access right. A local-only STag (a receive
+  // buffer's) was never the peer's to use, so it is not the peer's to revoke either
+  // (RFC 5042 section 5: a peer reaches only what was advertised to it).
   int invalidate(stag_t, std::uint32_t pd);
 
   // Checks in this order: valid, protection domain, access rights, bounds (overflow-safe);

@@ -91,6 +91,22 @@ TEST_F(Pair, SendWithSolicitedEventAndInvalidate) {
   EXPECT_TRUE(a.qp.terminate_received());
 }
 
+// Hardening (issue 20, item 5): a peer's Send with Invalidate of a local-only STag (here the
+// receive buffer's own key) succeeded: the peer could revoke memory it was never given.
+TEST_F(Pair, SendWithInvalidateOfALocalOnlyStagIsAProtectionError) {
+  std::vector<std::uint8_t> dst(64);
+  const stag_t ld = reg(b, dst, access_local_write);
+  Sge rx[] = {{dst.data(), 64, ld}};
+  ASSERT_EQ(b.qp.post_recv(1, rx), 0);
+  ASSERT_EQ(a.qp.post_send(10, {}, false, ld), 0);
+  Wire w;
+  pump(a, b, &w);
+  EXPECT_EQ(b.qp.terminate_cause(), term::rdmap_prot_cannot_invalidate);
+  EXPECT_EQ(b.stags.check(ld, b.pd, access_local_write,
+                          reinterpret_cast<std::uintptr_t>(dst.data()), 1, nullptr),
+            StagTable::Check::ok);  // still valid
+}
+
 TEST_F(Pair, WriteGatherSegmented) {
   auto src = pattern(3000, 2);
   std::vector<std::uint8_t> dst(4000, 0);
