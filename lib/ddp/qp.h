@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "ddp/coverage.h"
 #include "ddp/cq.h"
 #include "ddp/stag.h"
 #include "ddp/terminate.h"
@@ -147,6 +148,7 @@ class Qp {
     RdmapOpcode opcode = RdmapOpcode::send;
     stag_t inv = 0;
     Status status = Status::success;  // set when this WR is the cause of a failure
+    Coverage placed_ranges{};         // which octets (by MO): a second placement is refused
   };
   struct OrqEntry {      // one of our outstanding Read Requests
     SqWr* wr = nullptr;  // nullptr: the Read RTR
@@ -155,6 +157,7 @@ class Qp {
     std::uint32_t size = 0;
     std::uint64_t placed = 0;
     bool last_seen = false;
+    Coverage placed_ranges{};  // which octets (by offset in the sink)
   };
   struct IrqEntry {  // a peer's Read Request being answered
     ReadRequest rr;

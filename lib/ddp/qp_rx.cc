@@ -145,6 +145,8 @@ void Qp::rx_read_response(const Rx& s) {
   if (t.cause) return fail_rx(*t.cause, s);
   OrqEntry& e = orq_[t.index];
   if (s.len > 0) {
+    // A duplicate Read Response segment: its octets were placed already (coverage.h).
+    if (!e.placed_ranges.add(s.h.to - e.sink_to, s.len)) return fail_rx(term::ddp_base_bounds, s);
     detail::copy_pieces(t.dst, s.pieces);
     e.placed += s.len;
   }
@@ -170,6 +172,9 @@ void Qp::rx_send(const Rx& s) {
     return fail_rx(*t.cause, s);
   }
   RecvWr& wr = rq_[t.index];
+  // RFC 5041 section 7.2: a segment whose MO range was placed already (a duplicate or an
+  // overlap, coverage.h) is an invalid MO.
+  if (s.len > 0 && !wr.placed_ranges.add(h.mo, s.len)) return fail_rx(term::ddp_invalid_mo, s);
   if (h.last) {
     wr.last_seen = true;
     wr.total = std::uint64_t{h.mo} + s.len;

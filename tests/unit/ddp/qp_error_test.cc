@@ -156,6 +156,46 @@ TEST_F(Responder, SendInvalidMessageOffset) {
   feed_expect(seg(send_hdr(1, 40, false), bytes_view(payload).first(8)), term::ddp_invalid_mo);
 }
 
+// Hardening (issue 20, item 6): `placed += len` counted a duplicated segment twice, so a
+// duplicate of [0, 8) and an empty Last at MO 16 completed a 16-octet message whose
+// octets 8..16 were never sent (stale buffer contents delivered as data).
+TEST_F(Responder, DuplicateSendSegmentIsInvalidMoNotACompletedMessage) {
+  Sge s[] = {{rx.data(), 64, lk}};
+  ASSERT_EQ(b.qp.post_recv(1, s), 0);
+  b.qp.on_segment(seg(send_hdr(1, 0, false), bytes_view(payload).first(8)));
+  EXPECT_EQ(b.qp.state(), QpState::rts);
+  feed_expect(seg(send_hdr(1, 0, false), bytes_view(payload).first(8)), term::ddp_invalid_mo);
+  b.qp.on_segment(seg(send_hdr(1, 16, true), {}));
+  auto rc = b.poll_recv();
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_NE(rc[0].status, Status::success);  // never completed as a message
+}
+
+TEST_F(Responder, OverlappingSendSegmentIsInvalidMo) {
+  Sge s[] = {{rx.data(), 64, lk}};
+  ASSERT_EQ(b.qp.post_recv(1, s), 0);
+  b.qp.on_segment(seg(send_hdr(1, 8, false), bytes_view(payload).first(8)));   // [8, 16)
+  b.qp.on_segment(seg(send_hdr(1, 20, false), bytes_view(payload).first(4)));  // [20, 24)
+  EXPECT_EQ(b.qp.state(), QpState::rts);
+  feed_expect(seg(send_hdr(1, 12, false), bytes_view(payload).first(10)), term::ddp_invalid_mo);
+}
+
+// Hardening (issue 20, item 6): a duplicated Read Response segment counted twice too: the
+// Read then never completed (placed passed its size) or completed with a hole.
+TEST_F(Responder, DuplicateReadResponseSegmentIsRefused) {
+  std::vector<std::uint8_t> sink(64);
+  const stag_t sk = b.stags.register_mr(b.pd, sink.data(), sink.size(), access_local_write);
+  Sge sg[] = {{sink.data(), 64, sk}};
+  ASSERT_EQ(b.qp.post_read(1, sg, 0x4242, 0x1000), 0);
+  b.drain();  // the Read Request
+  DdpHeader h = write_hdr(sk, reinterpret_cast<std::uintptr_t>(sink.data()));
+  h.opcode = RdmapOpcode::read_response;
+  h.last = false;  // the first half of the 64 octets
+  b.qp.on_segment(seg(h, bytes_view(payload).first(32)));
+  ASSERT_EQ(b.qp.state(), QpState::rts);
+  feed_expect(seg(h, bytes_view(payload).first(32)), term::ddp_base_bounds);
+}
+
 TEST_F(Responder, UnknownOpcode) {
   Bytes s = seg(send_hdr(1), payload);
   s[1] = 0x48;  // RV 1, opcode 8
