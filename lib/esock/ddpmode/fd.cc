@@ -2,8 +2,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -47,6 +49,34 @@ int ddp_fcntl_setfl(int fd, int flags) {
     }
   }
   return r;
+}
+
+int ddp_ioctl(int fd, unsigned long request, void* arg) {
+  if (request != FIONBIO && request != FIONREAD) return ESOCK_LIBC(ioctl)(fd, request, arg);
+  auto s = fd_get(fd);
+  if (!s) return ESOCK_LIBC(ioctl)(fd, request, arg);
+  if (arg == nullptr) {
+    errno = EFAULT;
+    return -1;
+  }
+  DdpRuntime& rt = DdpRuntime::get();
+  if (request == FIONBIO) {
+    // The kernel descriptor too, so F_GETFL reads back what was set, as after fcntl.
+    if (ESOCK_LIBC(ioctl)(fd, request, arg) < 0) return -1;
+    std::lock_guard lk(rt.mu);
+    int on = 0;
+    std::memcpy(&on, arg, sizeof on);
+    s->nonblocking = on != 0;
+    rt.after_op(*s);
+    return 0;
+  }
+  std::lock_guard lk(rt.mu);
+  std::size_t n = 0;
+  if (s->state() == Socket::State::connected && s->conn && s->conn->stream)
+    n = s->conn->stream->readable_octets();
+  const int v = n > INT_MAX ? INT_MAX : static_cast<int>(n);
+  std::memcpy(arg, &v, sizeof v);
+  return 0;
 }
 
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {

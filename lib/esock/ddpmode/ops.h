@@ -28,6 +28,10 @@ void ddp_release(std::shared_ptr<Socket> s);
 // Called after libc's dup succeeded, to keep the table in step with the kernel.
 void ddp_duplicated(int oldfd, int newfd);
 int ddp_fcntl_setfl(int fd, int flags);
+// ioctl(2) on a DDPMODE socket: FIONBIO sets the socket's (shared) non-blocking flag as
+// O_NONBLOCK does; FIONREAD/SIOCINQ reports what the stream holds; the rest go to the
+// kernel descriptor.
+int ddp_ioctl(int fd, unsigned long request, void* arg);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 // The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
 int ddp_option_fd(int fd);

@@ -95,6 +95,9 @@ class Stream {
   // MSGMODE messages longer than 4 MiB are left for a reader.
   bool prefetch_needed() const;
   bool pulling() const { return pull_.active; }
+  // FIONREAD (ioctl(2), tcp(7)): octets a read could return, advertised sources included (a
+  // read pulls them); MSGMODE: the length of the next whole message, 0 if none yet.
+  std::size_t readable_octets() const;
   // A finished zero-copy pull: what landed in dst (already consumed from the stream).
   std::optional<ReadOut> pull_result();
   void cancel_pull();

@@ -313,6 +313,15 @@ void Stream::cancel_pull() {
   pull_ = Pull{};
 }
 
+std::size_t Stream::readable_octets() const {
+  std::size_t n = 0;
+  for (const Entry& e : rq_) {
+    n += e.len - e.off;
+    if (local_.msgmode && e.eom) return n;
+  }
+  return local_.msgmode ? 0 : n;
+}
+
 bool Stream::readable() const {
   if (error_ != 0 || pull_.done) return true;
   if (rq_.empty()) return peer_fin_;

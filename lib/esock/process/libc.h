@@ -44,6 +44,7 @@ namespace esock::sockets {
   X(getpeername, int, (int, sockaddr*, socklen_t*))                               \
   X(sendfile64, ssize_t, (int, int, off64_t*, size_t))                            \
   X(fcntl64, int, (int, int, ...))                                                \
+  X(ioctl, int, (int, unsigned long, ...))                                        \
   X(fork, pid_t, (void))                                                          \
   X(__read_chk, ssize_t, (int, void*, size_t, size_t))                            \
   X(__recv_chk, ssize_t, (int, void*, size_t, size_t, int))                       \

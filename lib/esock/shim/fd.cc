@@ -81,6 +81,18 @@ int fcntl(int fd, int cmd, ...) {
   return fcntl_common(ESOCK_LIBC(fcntl), fd, cmd, arg);
 }
 
+// ioctl's third argument is a pointer for every request esock handles (FIONBIO, FIONREAD)
+// and an int or pointer-sized value otherwise, passed on unchanged as fcntl's is.
+int ioctl(int fd, unsigned long request, ...) {
+  va_list ap;
+  va_start(ap, request);
+  void* const arg = va_arg(ap, void*);
+  va_end(ap);
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return esock::sockets::ddp_ioctl(fd, request, arg);
+  return ESOCK_LIBC(ioctl)(fd, request, arg);
+}
+
 int fcntl64(int fd, int cmd, ...) {
   va_list ap;
   va_start(ap, cmd);

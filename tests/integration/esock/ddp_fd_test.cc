@@ -6,11 +6,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -64,6 +66,39 @@ TEST(DdpFd, NonBlockingReadFailsWithEagainThenSucceeds) {
   EXPECT_EQ(errno, EAGAIN);
   EXPECT_GT(sent, 0u);
   EXPECT_LT(sent, big.size());
+}
+
+// Compatibility (issue 14, item 2): ioctl was not interposed, so FIONBIO (Python's
+// setblocking(False), event loops) left a DDPMODE socket blocking, and FIONREAD reported the
+// signal socket's 1 octet instead of what the stream holds.
+TEST(DdpFd, IoctlFionbioAndFionreadActOnTheStream) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  int on = 1;
+  ASSERT_EQ(::ioctl(p.srv, FIONBIO, &on), 0);
+  EXPECT_TRUE(::fcntl(p.srv, F_GETFL) & O_NONBLOCK);  // as after fcntl(O_NONBLOCK)
+  char b[16];
+  EXPECT_EQ(::read(p.srv, b, sizeof b), -1);  // no data: EAGAIN at once, not a block
+  EXPECT_EQ(errno, EAGAIN);
+  int queued = -1;
+  ASSERT_EQ(::ioctl(p.srv, FIONREAD, &queued), 0);
+  EXPECT_EQ(queued, 0);
+  const auto data = pattern(1000, 3);
+  ASSERT_EQ(::write(p.cli, data.data(), data.size()), 1000);
+  ASSERT_TRUE(wait_readable(p.srv));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (queued < 1000 && std::chrono::steady_clock::now() < deadline)
+    ASSERT_EQ(::ioctl(p.srv, FIONREAD, &queued), 0);
+  EXPECT_EQ(queued, 1000);
+  std::vector<std::uint8_t> in(1000);
+  EXPECT_EQ(::read(p.srv, in.data(), 600), 600);
+  ASSERT_EQ(::ioctl(p.srv, FIONREAD, &queued), 0);
+  EXPECT_EQ(queued, 400);
+  on = 0;
+  ASSERT_EQ(::ioctl(p.srv, FIONBIO, &on), 0);
+  EXPECT_FALSE(::fcntl(p.srv, F_GETFL) & O_NONBLOCK);
+  EXPECT_EQ(::read(p.srv, in.data() + 600, 400), 400);
+  EXPECT_EQ(in, data);
 }
 
 TEST(DdpFd, EpollMixesDdpAndKernelSockets) {

@@ -934,6 +934,26 @@ TEST(EstpPull, AHostileFourGiBAdvertisementInStreamModeIsFetchedFourMiBAtATime) 
   EXPECT_EQ(e.v.reads.at(0).len, 4u << 20);
 }
 
+// FIONREAD's figure (issue 14): what a read could return, advertised sources included;
+// MSGMODE: the next whole message only.
+TEST(EstpRx, ReadableOctetsCountsDataAndSourcesAndWholeMessagesOnly) {
+  Lone e(local());
+  EXPECT_EQ(e.s().readable_octets(), 0u);
+  e.from_peer(data_msg(), bytes(10));
+  offer(e, 50);
+  EXPECT_EQ(e.s().readable_octets(), 60u);
+  std::vector<std::uint8_t> buf;
+  ASSERT_EQ(e.read(buf, 4).n, 4u);
+  EXPECT_EQ(e.s().readable_octets(), 56u);
+
+  Lone m(local(8, 1024, true), Hello{true, 4, 4096});
+  m.from_peer(data_msg(), bytes(10));
+  EXPECT_EQ(m.s().readable_octets(), 0u);  // not whole yet
+  m.from_peer(data_msg(0, flag_eom), bytes(5));
+  m.from_peer(data_msg(0, flag_eom), bytes(7));
+  EXPECT_EQ(m.s().readable_octets(), 15u);  // the first message only
+}
+
 // Hardening (issue 20): the peer's Hello does not size our memory. R = B = 2^32 - 1 made
 // the engine register 16 MiB of send buffers per connection.
 TEST(EstpHardening, AHostileHelloGetsAtMostFourMiBOfSendBuffers) {
