@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -15,7 +16,8 @@ namespace esock::ddp {
 
 class Coverage {
  public:
-  // Adds [off, off + len) (len > 0); false, changing nothing, if any octet is there already.
+  // Adds [off, off + len) (len > 0); false, changing nothing, if any octet is there already
+  // or the placed octets would be in more than max_ranges pieces.
   bool add(std::uint64_t off, std::uint64_t len) {
     const std::uint64_t end = off + len;
     if (!r_.empty() && r_.back().second == off) {  // the in-order case
@@ -26,6 +28,12 @@ class Coverage {
     auto it = std::lower_bound(r_.begin(), r_.end(), off,
                                [](const Range& r, std::uint64_t o) { return r.second <= o; });
     if (it != r_.end() && it->first < end) return false;
+    // A peer that scatters tiny segments out of order would make every insert O(n) and the
+    // list grow without bound: legitimate ones arrive in order (one range), so a few
+    // holes are plenty.
+    const bool joins =
+        (it != r_.begin() && std::prev(it)->second == off) || (it != r_.end() && it->first == end);
+    if (!joins && r_.size() >= max_ranges) return false;
     // Merge with a neighbour that touches.
     const bool joins_prev = it != r_.begin() && std::prev(it)->second == off;
     const bool joins_next = it != r_.end() && it->first == end;
@@ -44,6 +52,7 @@ class Coverage {
   void clear() { r_.clear(); }
 
  private:
+  static constexpr std::size_t max_ranges = 16;
   using Range = std::pair<std::uint64_t, std::uint64_t>;  // [first, second)
   std::vector<Range> r_;                                  // sorted, disjoint, not touching
 };

@@ -48,8 +48,8 @@ stag_t StagTable::register_mr(std::uint32_t pd, void* addr, std::size_t len, std
   if (regions_.empty()) regions_.emplace_back();  // index 0 stays unused: STag 0 is invalid
   std::uint32_t idx;
   if (!free_.empty()) {
-    idx = free_.back();
-    free_.pop_back();
+    idx = free_.front();
+    free_.pop_front();
   } else {
     if (regions_.size() > max_index) return 0;
     idx = static_cast<std::uint32_t>(regions_.size());

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace esock::ddp {
@@ -30,7 +31,10 @@ class StagTable {
   std::uint32_t alloc_pd();
   // 0 on error (len 0 or above 4 GiB - 1, address range wrapping, bad access bits, no
   // pd from alloc_pd, table full). The key byte changes on every registration of an index
-  // (never the previous one) so a stale STag never matches a new region.
+  // (never to the previous one), so the STag of the region just before never matches the
+  // new one; an older one matches again with probability 1/255 per reuse (the price of
+  // unpredictable keys, as with an RNIC's), and freed indices are reused oldest first so
+  // an index comes back as rarely as the table allows.
   stag_t register_mr(std::uint32_t pd, void* addr, std::size_t len, std::uint32_t access);
   int deregister(stag_t);  // 0 or EINVAL
   // Invalidation: the STag stays registered but no longer validates until deregistered.
@@ -66,8 +70,8 @@ class StagTable {
   Region* find(stag_t s);
   std::uint8_t next_key(std::uint8_t previous);
 
-  std::vector<Region> regions_;      // index = STag >> 8, index 0 unused
-  std::vector<std::uint32_t> free_;  // recycled indices
+  std::vector<Region> regions_;     // index = STag >> 8, index 0 unused
+  std::deque<std::uint32_t> free_;  // recycled indices, oldest first (FIFO: see register_mr)
   std::uint32_t next_pd_ = 1;
   bool seeded_ = false;  // key bytes from seed_ (splitmix64), else getrandom
   std::uint64_t seed_ = 0;

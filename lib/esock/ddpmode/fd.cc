@@ -134,7 +134,8 @@ int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
     // to being the plain kernel socket the program asked for; one the application made
     // DDPMODE itself cannot have iWARP there: EADDRNOTAVAIL.
     auto s = fd_get(fd);
-    if (!s || !s->implicit) {
+    // (Another number naming it, from dup, would keep it DDPMODE there: refused too.)
+    if (!s || !s->implicit || s->fd_refs.load() > 1) {
       errno = EADDRNOTAVAIL;
       return -1;
     }

@@ -99,6 +99,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
         const std::size_t n = msgmode ? rest : std::min(rest, max_rndv_chunk);
         const int rc = st.start_rndv({base + off, n});
         if (rc == 0) {
+          rt.note_activity();
           rt.after_op(*s);
           std::optional<std::size_t> pulled;
           while (!(pulled = st.rndv_finished())) {
@@ -124,6 +125,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
       if (r >= 0) {
         off += static_cast<std::size_t>(r);
         done += static_cast<std::size_t>(r);
+        rt.note_activity();
         rt.after_op(*s);
         if (rest == 0) break;
         continue;
@@ -195,6 +197,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
         continue;
       }
     }
+    if (r.n > 0) rt.note_activity();
     rt.after_op(*s);
     if (r.err != 0 && r.err != EAGAIN) return got ? ssize_t(got) : fail(r.err);
     got += r.n;

@@ -315,7 +315,13 @@ void Stream::cancel_pull() {
 
 std::size_t Stream::readable_octets() const {
   std::size_t n = 0;
+  bool skipping = local_.msgmode && discarding_;  // the tail a read will drop first
   for (const Entry& e : rq_) {
+    if (skipping && e.kind != Entry::Kind::src) {
+      skipping = !e.eom;
+      continue;
+    }
+    skipping = false;
     n += e.len - e.off;
     if (local_.msgmode && e.eom) return n;
   }

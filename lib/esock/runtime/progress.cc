@@ -108,6 +108,10 @@ void DdpRuntime::sleep_on_wake_fd(std::chrono::nanoseconds d) {
 bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
                              const CallClock::time_point* deadline) {
   poller_ = true;
+  struct ResetPoller {  // whatever round() does, the next waiter may poll
+    bool& p;
+    ~ResetPoller() { p = false; }
+  } reset{poller_};
   const bool did = round();
   ++inline_rounds_;
   bool in_time = true;
@@ -140,7 +144,6 @@ bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
       lk.lock();
     }
   }
-  poller_ = false;
   return in_time;
 }
 

@@ -148,7 +148,6 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
 
 void DdpRuntime::after_op(Socket& s) {
   if (!s.conn || !s.conn->pc) return;
-  idle_since_known_ = false;  // the application did something: the spin budget starts again
   // Completions of what was just framed (send buffers, credits) are handled here rather
   // than waiting for the progress thread's next round.
   s.conn->pc->flush();

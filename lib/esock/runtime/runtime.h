@@ -93,6 +93,10 @@ class DdpRuntime {
   // All under mu:
   void add(std::shared_ptr<Socket> s);  // a newly connected (or listening) socket
   void after_op(Socket& s);             // flush, signals, wake the thread if needed
+  // The application moved data (wrote, or read something): a reply or more data is likely
+  // soon, so a wait spins again for the whole budget. (Not in after_op: a reader that finds
+  // nothing calls it on every pass, and would then never back off.)
+  void note_activity() { idle_since_known_ = false; }
   // Lets an application call that cannot complete yet wait for a round: it polls the own
   // stack itself (auto, inline) or waits on cv for the progress thread (thread, ksock).
   // Returns after one round or a bounded sleep; the caller re-checks its condition.

@@ -3,11 +3,13 @@
 // the peer connects back to. See dpdk_fd_test.cc.
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "ddp_helpers.h"
@@ -40,6 +42,37 @@ TEST(DpdkFd, CloseWhileAnotherThreadIsBlockedInRead) {
   ASSERT_EQ(::close(fd), 0);
   reader.join();  // a hang here is the failure (CTest's TIMEOUT)
   EXPECT_TRUE((r == -1 && err == EBADF) || r == 0) << "read returned " << r << ", errno " << err;
+}
+
+// Run to completion (issue 13): a reader blocked on an idle connection polls the stack
+// itself, but past the spin budget it must sleep between rounds. A reader's empty pass
+// restarted the budget, so it spun at a full core forever (found in review; the RuntimeProgress
+// unit tests wait without a read and could not see it). CPU of the blocked thread over one
+// second, after half a second of idleness (when the long sleeps have begun).
+TEST(DpdkFd, AReaderBlockedOnAnIdleConnectionSleeps) {
+  const int fd = PeerEnv::open("hold");  // the peer never writes
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> started{false};
+  clockid_t cpu{};
+  std::thread reader([&] {
+    pthread_getcpuclockid(pthread_self(), &cpu);
+    started = true;
+    char b[8];
+    (void)::read(fd, b, sizeof b);
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const auto used = [&] {
+    timespec t{};
+    clock_gettime(cpu, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+  };
+  const double before = used();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double spent = used() - before;
+  EXPECT_LT(spent, 0.2) << "the blocked reader used " << spent << " s of CPU in 1 s";
+  ASSERT_EQ(::close(fd), 0);  // wakes the reader (EBADF)
+  reader.join();
 }
 
 TEST(DpdkFd, PeerCloseGivesPollinThenEof) {
