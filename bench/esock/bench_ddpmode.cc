@@ -243,9 +243,13 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
       for (const char* p = argv[++i]; *p != '\0';) {
         char* end = nullptr;
-        sizes.push_back(static_cast<std::uint32_t>(std::strtoul(p, &end, 10)));
+        const unsigned long n = std::strtoul(p, &end, 10);
+        if (end == p || n == 0 || n > (4ul << 20) || (*end != ',' && *end != '\0')) {
+          std::fprintf(stderr, "--sizes: octet counts 1..4194304, comma separated\n");
+          return 2;
+        }
+        sizes.push_back(static_cast<std::uint32_t>(n));
         p = *end == ',' ? end + 1 : end;
-        if (end == p && *p != '\0') break;
       }
     } else if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
       g_dpdk = std::strcmp(argv[++i], "dpdk") == 0;

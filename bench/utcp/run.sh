@@ -99,6 +99,25 @@ record() {
 	[ $n -gt 0 ] || echo "$tags role=$role error=exit_$st" >>"$RESULTS"
 }
 
+# finish_pair BENCH CONTENDER TAG SOCK SERVER_PID CLIENT_PID SERVER_LOG CLIENT_LOG: waits for
+# a two-process DPDK contender (bounded), records both logs' results and removes the memif
+# socket and the EAL runtime directories of this run.
+finish_pair() {
+	local bench="$1" who="$2" tag="$3" sock="$4" spid="$5" cpid="$6" slog="$7" clog="$8"
+	PIDS+=("$cpid")
+	wait_pid "$cpid" $((TIMEOUT + 15))
+	local cst=$?
+	wait_pid "$spid" 15
+	local sst=$?
+	record "$bench" "$who" "$clog" "$cst"
+	record "$bench" "$who" "$slog" "$sst" server
+	if [ "$cst" != 0 ] || [ "$sst" != 0 ]; then
+		say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
+	fi
+	rm -f "$sock"
+	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
+}
+
 # iwarp BENCH CONTENDER "ARGS FOR BOTH" "CLIENT-ONLY ARGS"
 iwarp() {
 	local bench="$1" who="$2" args="$3" cargs="$4"
@@ -122,19 +141,7 @@ iwarp() {
 	"$IWARP" --vdev "net_memif0,role=client,$vdev" --ip "$C_IP/24" --core $CLIENT_CORE \
 		--file-prefix "$PREFIX-$PORT-c" --timeout $TIMEOUT --connect $S_IP:$PORT $args $cargs \
 		>"$clog" 2>&1 &
-	local cpid=$!
-	PIDS+=("$cpid")
-	wait_pid "$cpid" $((TIMEOUT + 15))
-	local cst=$?
-	wait_pid "$spid" 15
-	local sst=$?
-	record "$bench" "$who" "$clog" "$cst"
-	record "$bench" "$who" "$slog" "$sst" server
-	if [ "$cst" != 0 ] || [ "$sst" != 0 ]; then
-		say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
-	fi
-	rm -f "$sock"
-	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
+	finish_pair "$bench" "$who" "$tag" "$sock" "$spid" $! "$slog" "$clog"
 }
 
 # memif_link BENCH CONTENDER "MODE ARGS": the raw memif link, bench_memif_link server and
@@ -159,19 +166,7 @@ memif_link() {
 	# shellcheck disable=SC2086
 	"$LINK" --role client "${common[@]}" --core $CLIENT_CORE --prefix "$PREFIX-$PORT-c" $args \
 		>"$clog" 2>&1 &
-	local cpid=$!
-	PIDS+=("$cpid")
-	wait_pid "$cpid" $((TIMEOUT + 15))
-	local cst=$?
-	wait_pid "$spid" 15
-	local sst=$?
-	record "$bench" "$who" "$clog" "$cst"
-	record "$bench" "$who" "$slog" "$sst" server
-	if [ "$cst" != 0 ] || [ "$sst" != 0 ]; then
-		say "  $tag: client exit $cst, server exit $sst (logs/$tag.*)"
-	fi
-	rm -f "$sock"
-	rm -rf "/var/run/dpdk/$PREFIX-$PORT"-* "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$PREFIX-$PORT"-*
+	finish_pair "$bench" "$who" "$tag" "$sock" "$spid" $! "$slog" "$clog"
 }
 
 # kernel BENCH MODE SIZE ITERS: Linux TCP over loopback.

@@ -49,7 +49,6 @@ class Coverage {
     }
     return true;
   }
-  void clear() { r_.clear(); }
 
  private:
   static constexpr std::size_t max_ranges = 16;

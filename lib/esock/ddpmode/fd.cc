@@ -19,10 +19,6 @@
 
 namespace esock::sockets {
 
-std::shared_ptr<Socket> ddp_forget(int fd) {
-  return fd_take(fd);
-}
-
 void ddp_release(std::shared_ptr<Socket> s) {
   if (!s || s->fd_refs.fetch_sub(1) != 1) return;
   // The last number naming this socket went away: the connection closes (FIN, drain).

@@ -20,10 +20,9 @@ int ddp_shutdown(int fd, int how);
 class Socket;
 
 // close and dup2/dup3 over a DDPMODE number: the table lets go of the number *before* libc
-// gives it back to the kernel (ddp_forget), else a socket another thread opens in between
+// gives it back to the kernel (fd_take), else a socket another thread opens in between
 // could get the number while the table still calls it DDPMODE; once libc is done, the
-// reference is dropped (ddp_release: the last one closes the connection).
-std::shared_ptr<Socket> ddp_forget(int fd);
+// reference is dropped here (the last one closes the connection).
 void ddp_release(std::shared_ptr<Socket> s);
 // Called after libc's dup succeeded, to keep the table in step with the kernel.
 void ddp_duplicated(int oldfd, int newfd);

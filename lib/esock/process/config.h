@@ -33,7 +33,7 @@ struct Config {
   unsigned dpdk_memory_mb = 256;
   std::string dpdk_file_prefix;  // EAL runtime directory name (empty: unique per process)
   std::string dpdk_pcap;         // capture every frame of the port to this file
-  unsigned dpdk_mtu = 0;         // 0: the fastest the device takes (memif: 9000), else the port's
+  unsigned dpdk_mtu = 0;         // 0: the port's (memif: 1500); up to 9000
 };
 
 const Config& config();

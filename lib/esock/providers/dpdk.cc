@@ -45,15 +45,11 @@ bool parse_cidr(const std::string& text, tcp::Ipv4Addr* ip, std::uint8_t* prefix
   return true;
 }
 
-// Frames on a memif link between two esock processes: up to a 9000-octet MTU in 9216-octet
-// memif buffers. DPDK 22.11's memif cannot configure an MTU above 1500 but carries frames up to
-// its buffer size (bsize), and six times fewer segments per octet is what bulk transfer
-// needs (per-segment costs dominate: TCP, checksum, MPA framing).
-// Not the default yet: measured with bench_esock_ddpmode (--provider dpdk), 9000-octet
-// frames gained nothing up to 64 KiB messages and made 1 MiB streaming 2-4x slower; until
-// that is understood ESOCK_DPDK_MTU=9000 asks for them.
-constexpr bool large_memif_frames = false;
-constexpr unsigned memif_mtu = 9000;
+// Frames above 1500 octets on a memif link between two esock processes (ESOCK_DPDK_MTU, up
+// to 9000): DPDK 22.11's memif cannot configure an MTU above 1500 but carries frames up to
+// its buffer size, so a devargs string without its own bsize gets buffers that hold them.
+// Not the default: measured with bench_esock_ddpmode (--provider dpdk), 9000-octet frames
+// gained nothing up to 64 KiB messages and made 1 MiB streaming slower.
 constexpr const char* memif_bsize = "bsize=9216";
 
 bool is_memif(const std::string& devargs) {
@@ -256,10 +252,8 @@ class DpdkProvider final : public Provider {
     ip_ = rc.stack.iface.ip;
     memif_socket_ = memif_server_socket(cfg_.dpdk_vdev);
     rc.vdev = cfg_.dpdk_vdev;
-    // MTU (ESOCK_DPDK_MTU): as configured, else the fastest the device takes. A memif
-    // without an explicit bsize gets buffers that hold the frames.
-    unsigned mtu = cfg_.dpdk_mtu;
-    if (mtu == 0 && is_memif(rc.vdev) && large_memif_frames) mtu = memif_mtu;
+    // MTU (ESOCK_DPDK_MTU): as configured, else the port's.
+    const unsigned mtu = cfg_.dpdk_mtu;
     if (is_memif(rc.vdev) && mtu > 1500 && rc.vdev.find("bsize=") == std::string::npos)
       rc.vdev += std::string(",") + memif_bsize;
     rc.mtu = static_cast<std::uint16_t>(mtu);

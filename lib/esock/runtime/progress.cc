@@ -65,7 +65,8 @@ bool DdpRuntime::wait_for_round(std::unique_lock<RuntimeMutex>& lk,
 bool DdpRuntime::wait_on_cv(std::unique_lock<RuntimeMutex>& lk,
                             const CallClock::time_point* deadline) {
   const bool inline_polling = stack_ != nullptr && mode_ != ProgressMode::thread;
-  if (stack_ != nullptr && !inline_polling && empty_rounds_ > 1024) wake();  // a reply is due
+  if (stack_ != nullptr && !inline_polling && empty_rounds_ > spin_rounds)
+    wake();  // a reply is due
   ++waiters_;
   // With an application thread polling, wake up now and then: it may have left, and then
   // this thread polls in its place.

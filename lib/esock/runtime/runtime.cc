@@ -26,8 +26,8 @@ constexpr Duration exit_drain_time = 1s;
 // a while, long ones. Each wake-up costs ~36 us of CPU on this project's VMs whatever the
 // sleep (a bare 50 us ppoll loop: 22% of a core), so only the long sleep makes an idle
 // process cheap; it delays a packet that ends a long silence by up to 1 ms, while an
-// application call ends any sleep at once (the eventfd).
-constexpr unsigned spin_rounds = 1024;
+// application call ends any sleep at once (the eventfd). The first step is
+// DdpRuntime::spin_rounds (runtime.h: wait() looks at it too).
 constexpr unsigned short_sleeps = 4096;  // ~0.5 s of 50 us sleeps (with timer slack)
 constexpr long short_sleep_ns = 50'000;
 constexpr long long_sleep_ns = 1'000'000;

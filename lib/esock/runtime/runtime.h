@@ -150,6 +150,8 @@ class DdpRuntime {
   int waiters_ = 0;
   Provider* stack_ = nullptr;     // the own-stack provider the thread polls, if any
   bool stack_of_parent_ = false;  // a fork child: the stack must not be touched
+  // The progress thread's empty rounds before its first sleep (runtime.cc's back-off).
+  static constexpr unsigned spin_rounds = 1024;
   unsigned empty_rounds_ = 0;
   ProgressMode mode_ = ProgressMode::thread;
   std::chrono::microseconds spin_{0}, handoff_{2000};

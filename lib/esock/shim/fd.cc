@@ -27,12 +27,12 @@ int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
   return r;
 }
 
-// dup2/dup3 over a DDPMODE number: its table entry goes first (ddp_forget) and comes back if
+// dup2/dup3 over a DDPMODE number: its table entry goes first (fd_take) and comes back if
 // the call fails, so the number never names the old socket once it names the new file.
 template <class Dup>
 int dup_over(int oldfd, int newfd, Dup dup) {
   std::shared_ptr<esock::sockets::Socket> replaced;
-  if (oldfd != newfd && fd_is_ddp(newfd)) replaced = esock::sockets::ddp_forget(newfd);
+  if (oldfd != newfd && fd_is_ddp(newfd)) replaced = esock::sockets::fd_take(newfd);
   const int r = dup();
   if (r < 0) {
     if (replaced) esock::sockets::fd_set(newfd, std::move(replaced));
@@ -49,7 +49,7 @@ extern "C" {
 
 int close(int fd) {
   if (fd_is_ddp(fd)) [[unlikely]] {
-    auto s = esock::sockets::ddp_forget(fd);
+    auto s = esock::sockets::fd_take(fd);
     const int r = ESOCK_LIBC(close)(fd);
     // Linux releases the number even when close reports an error (EINTR included).
     esock::sockets::ddp_release(std::move(s));
