@@ -40,6 +40,12 @@ std::size_t Qp::incoming_reads() const {
   return n;
 }
 
+bool Qp::reads_from(stag_t stag) const {
+  for (const Sourced& r : sourced_)
+    if (r.stag == stag) return true;
+  return false;
+}
+
 // Local SGE validation at post time: a failing lkey is refused with EINVAL rather than
 // completed in error, so no segment ever names memory we did not check.
 int Qp::check_sges(std::span<const Sge> sg, std::uint32_t access, std::uint64_t& total) const {
@@ -131,6 +137,7 @@ void Qp::expect_rtr(RtrOp r) {
 }
 
 void Qp::on_acked(std::uint64_t seg_id) {
+  while (!sourced_.empty() && sourced_.front().last_seg_id <= seg_id) sourced_.pop_front();
   for (SqWr& wr : sq_) {
     if (!wr.done && wr.handed_out && wr.op != Opcode::read && wr.last_seg_id <= seg_id)
       wr.done = true;

@@ -120,6 +120,16 @@ class Qp {
   std::size_t outstanding_reads() const { return orq_.size(); }  // ours, against ORD
   std::size_t incoming_reads() const;                            // peer's, against IRD
 
+  // Whether this queue pair may still read the memory of region `stag` once its owner has
+  // deregistered (or invalidated) it: octets it handed to the transport by reference
+  // (complete_on_ack) that the transport has not released yet (TCP may retransmit them).
+  // Nothing else can read it: every segment sourced from registered memory re-checks its
+  // region when it is built (a Read Response against RFC 5040 section 4.4's checks, a
+  // Send/Write against its lkey), since the owner may take the memory back mid-message (an
+  // ESTP writer released by RDMADONE, esock_dereg_mr, RAWMODE close). The owner must not
+  // reuse the memory until this is false.
+  bool reads_from(stag_t stag) const;
+
  private:
   struct SqWr {
     std::uint64_t wr_id = 0;
@@ -161,8 +171,14 @@ class Qp {
   };
   struct IrqEntry {  // a peer's Read Request being answered
     ReadRequest rr;
-    std::uint8_t* src = nullptr;
     std::uint32_t sent = 0;
+    // The request as received: the Terminate copies it if the source goes away mid-response.
+    std::array<std::uint8_t, untagged_hdr_len + read_request_len> bytes{};
+    std::uint32_t ulpdu_len = 0;
+  };
+  struct Sourced {  // segments handed out by reference from one region, not yet released
+    std::uint64_t last_seg_id = 0;
+    stag_t stag = 0;
   };
   struct PendingRr {  // a Read Request that arrived ahead of a lower MSN
     ReadRequest rr;
@@ -183,6 +199,7 @@ class Qp {
   void start_segment(OutSegment& out, const DdpHeader& h);
   bool emit_sq(OutSegment& out);
   bool emit_resp(OutSegment& out);
+  void note_sourced(stag_t stag, std::uint64_t seg_id);
   void emit_read_request(OutSegment& out, SqWr& wr);
   // rx. One received segment: its header, the raw octets a Terminate copies from (the
   // whole ULPDU, or only the header when the payload was placed early), its length, and
@@ -237,6 +254,7 @@ class Qp {
   std::deque<RecvWr> rq_;
   std::deque<OrqEntry> orq_;
   std::deque<IrqEntry> irq_;
+  std::deque<Sourced> sourced_;  // complete_on_ack only, in segment id order
   std::vector<std::optional<PendingRr>> rr_ahead_;
   Cursor cur_;
 

@@ -9,28 +9,12 @@
 #include "base/seq32.h"
 #include "ddp/placement.h"
 #include "ddp/qp.h"
+#include "ddp/source_cause.h"
 
 namespace esock::ddp {
 namespace {
 
 using Check = StagTable::Check;
-
-// Read Request Data Source validation is RDMAP's (RFC 5040 section 7, Remote
-// Protection Error codes).
-TerminateCause source_cause(Check c) {
-  switch (c) {
-    case Check::invalid_stag:
-      return term::rdmap_invalid_stag;
-    case Check::wrong_pd:
-      return term::rdmap_stag_not_associated;
-    case Check::access:
-      return term::rdmap_access_rights;
-    case Check::to_wrap:
-      return term::rdmap_to_wrap;
-    default:
-      return term::rdmap_base_bounds;
-  }
-}
 
 // What a received Terminate means for the WR it hit (verbs completion statuses).
 Status remote_status(TerminateCause c) {
@@ -122,7 +106,7 @@ bool Qp::rx_rtr(const Rx& s) {
            h.msn == rr_msn_ && h.last && h.mo == 0 && !s.placed && s.len == read_request_len &&
            parse(s.payload(), rr) == WireError::ok && rr.size == 0 && cfg_.ird > 0;
       if (ok) {
-        irq_.push_back(IrqEntry{rr, nullptr, 0});  // the zero-length Read Response
+        irq_.push_back(IrqEntry{rr});  // the zero-length Read Response
         ++rr_msn_;
       }
       break;
@@ -245,13 +229,15 @@ void Qp::rx_read_request(const Rx& s) {
 }
 
 void Qp::accept_read_request(const ReadRequest& rr, bytes_view raw) {
-  std::uint8_t* src = nullptr;
   if (rr.size > 0) {
     const Check c =
-        stags_.check(rr.src_stag, cfg_.pd, access_remote_read, rr.src_to, rr.size, &src);
+        stags_.check(rr.src_stag, cfg_.pd, access_remote_read, rr.src_to, rr.size, nullptr);
     if (c != Check::ok) return fail(source_cause(c), raw);
   }
-  irq_.push_back(IrqEntry{rr, src, 0});
+  IrqEntry e{rr};
+  e.ulpdu_len = static_cast<std::uint32_t>(std::min(raw.size(), e.bytes.size()));
+  std::copy_n(raw.begin(), e.ulpdu_len, e.bytes.begin());
+  irq_.push_back(e);
 }
 
 void Qp::rx_terminate(const Rx& s) {

@@ -4,8 +4,11 @@
 #include <algorithm>
 
 #include "ddp/qp.h"
+#include "ddp/source_cause.h"
 
 namespace esock::ddp {
+
+using Check = StagTable::Check;
 
 bool Qp::tx_pending() const {
   if (term_pending_) return true;
@@ -123,10 +126,22 @@ bool Qp::emit_sq(OutSegment& out) {
   const std::uint32_t room =
       cfg_.mulpdu - static_cast<std::uint32_t>(tagged ? tagged_hdr_len : untagged_hdr_len);
   bytes_view pl;
+  stag_t lkey = 0;
   if (cur_.sge < wr.sg.size()) {
     const Sge& s = wr.sg[cur_.sge];
     const std::uint32_t n = std::min(s.length - cur_.sge_off, room);
+    // The lkey was checked at post time; checked again because the owner may have
+    // deregistered the region since (RAWMODE close, esock_dereg_mr) and freed it. Ours is
+    // the fault, so the WR completes with a local protection error and the stream ends
+    // with a catastrophic RDMAP Terminate (RFC 5040 section 7: a local error).
+    const auto to = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.addr));
+    if (stags_.check(s.lkey, cfg_.pd, 0, to + cur_.sge_off, n, nullptr) != Check::ok) {
+      wr.status = Status::local_protection_error;
+      fail(term::rdmap_catastrophic, {});
+      return next_segment(out);  // the Terminate
+    }
     pl = bytes_view(s.addr + cur_.sge_off, n);
+    lkey = s.lkey;
   }
   const auto n = static_cast<std::uint32_t>(pl.size());
   DdpHeader h;
@@ -150,6 +165,7 @@ bool Qp::emit_sq(OutSegment& out) {
   }
   start_segment(out, h);
   out.payload = pl;
+  if (n > 0) note_sourced(lkey, out.id);
   cur_.sge_off += n;
   cur_.msg_off += n;
   wr.started = true;
@@ -169,6 +185,20 @@ bool Qp::emit_resp(OutSegment& out) {
   IrqEntry& e = irq_.front();
   const std::uint32_t room = cfg_.mulpdu - static_cast<std::uint32_t>(tagged_hdr_len);
   const std::uint32_t n = std::min(e.rr.size - e.sent, room);
+  // The source is checked again for every segment (RFC 5040 section 4.4's checks): the
+  // owner may have deregistered or invalidated the region since the request arrived (an
+  // ESTP writer released by RDMADONE, esock_dereg_mr), and its memory may be gone. Then
+  // the stream ends with the Terminate the request would have got had it come now.
+  std::uint8_t* src = nullptr;
+  if (n > 0) {
+    const Check c =
+        stags_.check(e.rr.src_stag, cfg_.pd, access_remote_read, e.rr.src_to + e.sent, n, &src);
+    if (c != Check::ok) {
+      const IrqEntry req = e;  // fail() clears the queue
+      fail(source_cause(c), bytes_view(req.bytes.data(), req.ulpdu_len));
+      return next_segment(out);  // the Terminate
+    }
+  }
   // RFC 5040 section 4.5: the Read Response targets the Data Sink STag/TO of the request.
   DdpHeader h;
   h.tagged = true;
@@ -177,13 +207,26 @@ bool Qp::emit_resp(OutSegment& out) {
   h.to = e.rr.sink_to + e.sent;
   h.last = e.sent + n == e.rr.size;
   start_segment(out, h);
-  out.payload = n ? bytes_view(e.src + e.sent, n) : bytes_view{};
+  out.payload = n ? bytes_view(src, n) : bytes_view{};
+  if (n > 0) note_sourced(e.rr.src_stag, out.id);
   e.sent += n;
   if (h.last) {
     irq_.pop_front();  // frees one IRD slot
     cur_ = Cursor{};
   }
   return true;
+}
+
+// Octets handed to the transport by reference stay readable by it until on_acked() (RFC 5040
+// says nothing of buffers; the verbs contract does: the memory is the owner's again only
+// when nothing can read it). One record per run of segments from the same region.
+void Qp::note_sourced(stag_t stag, std::uint64_t seg_id) {
+  if (!complete_on_ack_) return;  // the transport copied them
+  if (!sourced_.empty() && sourced_.back().stag == stag) {
+    sourced_.back().last_seg_id = seg_id;
+  } else {
+    sourced_.push_back(Sourced{seg_id, stag});
+  }
 }
 
 }  // namespace esock::ddp

@@ -138,7 +138,21 @@ std::uint32_t ext_reg_mr(int fd, void* addr, std::size_t len, int access) {
 }
 
 int ext_dereg_mr(int fd, std::uint32_t stag) {
-  return with_raw(fd, [&](RawQp& q) { return -q.dereg_mr(stag); });
+  int err = 0;
+  auto s = lookup(fd, &err);
+  if (!s) return fail(err);
+  DdpRuntime& rt = DdpRuntime::get();
+  std::unique_lock lk(rt.mu);
+  if ((err = usable(*s, true)) != 0) return fail(err);
+  if ((err = s->conn->raw->dereg_mr(stag)) != 0) return fail(err);
+  rt.after_op(*s);
+  // As ibv_dereg_mr: once this returns the application may free the region, so nothing of
+  // the connection may read it any more: no new Read Response segment is sourced from it
+  // (deregistered), and one the peer's Read already took waits for TCP to let go of its
+  // octets (ACK, or the connection's end). Issue 20, item 1.
+  while (s->conn && s->conn->raw && s->conn->pc && s->conn->pc->verbs().reads_from(stag))
+    rt.wait(lk);
+  return 0;
 }
 
 int ext_post(int fd, RawOp op, std::uint64_t wr_id, const esock_sge* sg, int num_sge,

@@ -65,6 +65,20 @@ std::size_t total_len(const msghdr* m) {
   return t;
 }
 
+// A writer whose rendezvous did not finish (the socket failed, was closed, or an error
+// came): the buffer goes back to the application only once the connection no longer reads
+// it (a peer's RDMA Read being answered, octets TCP may retransmit; issue 20, item 1). The
+// offer is revoked at once; what is in flight is released by the peer's ACK, or when the
+// transport fails or the connection is released (which resets TCP).
+void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
+  while (s.conn && s.conn->stream) {
+    estp::Stream& st = *s.conn->stream;
+    st.cancel_rndv();
+    if (st.rndv_released()) return;
+    rt.wait(lk);
+  }
+}
+
 ssize_t write_error(int err, int flags) {
   // As TCP: a write on a stream shut for writing raises SIGPIPE unless MSG_NOSIGNAL.
   if (err == EPIPE && !(flags & MSG_NOSIGNAL)) ::pthread_kill(::pthread_self(), SIGPIPE);
@@ -102,12 +116,21 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
           rt.note_activity();
           rt.after_op(*s);
           std::optional<std::size_t> pulled;
-          while (!(pulled = st.rndv_finished())) {
-            if (const int err = unusable(*s); err != 0) return done ? ssize_t(done) : fail(err);
-            if (st.error() != 0) break;
+          for (;;) {
+            // Checked first: a close by another thread may release the stream meanwhile.
+            if (const int err = unusable(*s); err != 0) {
+              release_rndv(*s, rt, lk);
+              return done ? ssize_t(done) : fail(err);
+            }
+            estp::Stream& cur = *s->conn->stream;
+            if ((pulled = cur.rndv_finished()) || cur.error() != 0 || cur.peer_gone()) break;
             rt.wait(lk);
           }
-          if (!pulled) return done ? ssize_t(done) : write_error(st.error(), flags);
+          if (!pulled) {
+            const int err = s->conn->stream->error() ? s->conn->stream->error() : EPIPE;
+            release_rndv(*s, rt, lk);
+            return done ? ssize_t(done) : write_error(err, flags);
+          }
           off += n;  // MSGMODE: a truncating reader pulled less; the message is sent
           done += n;
           rt.after_op(*s);

@@ -142,7 +142,7 @@ void Stream::send_due() {
 
 std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
   if (error_ != 0) return -error_;
-  if (fin_wanted_) return -EPIPE;
+  if (fin_wanted_ || peer_closed_) return -EPIPE;
   const std::size_t max_payload = sbuf_size_ - hdr_len;
   const std::uint16_t eom_flag = local_.msgmode && eom ? flag_eom : 0;
   if (data.empty()) {
@@ -163,7 +163,7 @@ std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
 }
 
 bool Stream::can_write_whole(std::size_t n) const {
-  if (error_ != 0 || fin_wanted_) return true;  // write() fails at once
+  if (error_ != 0 || fin_wanted_ || peer_closed_) return true;  // write() fails at once
   const std::size_t max_payload = sbuf_size_ - hdr_len;
   const std::size_t k = std::max<std::size_t>(1, (n + max_payload - 1) / max_payload);
   if (sfree_.size() < k) return false;
@@ -174,7 +174,7 @@ bool Stream::can_write_whole(std::size_t n) const {
 
 int Stream::start_rndv(bytes_view src) {
   if (error_ != 0) return error_;
-  if (fin_wanted_) return EPIPE;
+  if (fin_wanted_ || peer_closed_) return EPIPE;
   if (rndv_.active) return EBUSY;
   if (src.empty() || src.size() > max_rndv) return EINVAL;
   if (!can_send(false)) return EAGAIN;
@@ -198,16 +198,26 @@ int Stream::start_rndv(bytes_view src) {
 
 std::optional<std::size_t> Stream::rndv_finished() {
   if (!rndv_.active || !rndv_.done) return std::nullopt;
-  v_.dereg_mr(rndv_.stag);
-  const std::size_t n = rndv_.pulled;
+  if (!rndv_.deregistered) {
+    v_.dereg_mr(rndv_.stag);  // a late Read Request, or the rest of an early one, fails
+    rndv_.deregistered = true;
+  }
+  if (v_.reads_from(rndv_.stag)) return std::nullopt;
+  const std::size_t n = std::min(rndv_.pulled, rndv_.len);
   rndv_ = Rndv{};
   return n;
 }
 
 void Stream::cancel_rndv() {
   if (!rndv_.active) return;
-  v_.dereg_mr(rndv_.stag);  // a late Read Request now fails its STag check
+  if (!rndv_.deregistered) v_.dereg_mr(rndv_.stag);  // a late Read Request now fails
+  cancelled_stag_ = rndv_.stag;
   rndv_ = Rndv{};
+}
+
+bool Stream::rndv_released() const {
+  if (rndv_.active) return false;
+  return cancelled_stag_ == 0 || !v_.reads_from(cancelled_stag_);
 }
 
 void Stream::shutdown_write() {
@@ -222,7 +232,7 @@ bool Stream::tx_idle() const {
 }
 
 bool Stream::writable() const {
-  return error_ != 0 || fin_wanted_ || (!rndv_.active && can_send(false));
+  return error_ != 0 || fin_wanted_ || peer_closed_ || (!rndv_.active && can_send(false));
 }
 
 }  // namespace esock::estp

@@ -61,15 +61,23 @@ class Stream {
   // MSGMODE: whether a message of n octets can be taken whole right now.
   bool can_write_whole(std::size_t n) const;
   // Rendezvous by RDMA Read (section 6.1): registers src and sends SRCAVAIL. src must stay
-  // valid until rndv_finished(). 0, EAGAIN (no credit now), EBUSY (one is active), EPIPE, or
-  // the connection's error.
+  // valid until rndv_finished() returns a value, or, after cancel_rndv(), until
+  // rndv_released(). 0, EAGAIN (no credit now), EBUSY (one is active), EPIPE, or the
+  // connection's error.
   int start_rndv(bytes_view src);
   bool rndv_active() const { return rndv_.active; }
-  // The peer sent RDMADONE for the active rendezvous: returns the octets it pulled (and
-  // ends it), else nullopt.
+  // The peer sent RDMADONE for the active rendezvous and nothing reads the buffer any more:
+  // returns the octets it pulled (at most the offer) and ends it, else nullopt. RDMADONE
+  // deregisters the buffer at once; the rendezvous ends only when the verbs no longer read
+  // it (Verbs::reads_from): a peer that sends RDMADONE before its Read was answered
+  // (hostile) gets a Terminate, and octets TCP may still retransmit are released first.
   std::optional<std::size_t> rndv_finished();
-  // Abandons the active rendezvous (close): the buffer is deregistered at once.
+  // Abandons the active rendezvous (close, an error, an interrupted call): the buffer is
+  // deregistered at once, so no new Read is answered from it; it may still be read until
+  // rndv_released().
   void cancel_rndv();
+  // No rendezvous buffer is being read by the connection: the writer may return.
+  bool rndv_released() const;
   // Queues FIN after everything already written (section 8).
   void shutdown_write();
   bool write_shut() const { return fin_wanted_; }
@@ -109,6 +117,12 @@ class Stream {
   int error() const { return error_; }
   // The transport failed (reset, MPA/DDP error): pending and later calls fail with err.
   void fail(int err);
+  // The peer's TCP FIN arrived: its socket is closed (a half-close, shutdown(SHUT_WR), is
+  // an ESTP FIN only and keeps TCP open, section 8), so nothing written now can ever be
+  // read. As on TCP, where the closed peer answers with a reset, writes fail with EPIPE
+  // (a rendezvous in flight too); reads still return what arrived, then end of stream.
+  void peer_closed() { peer_closed_ = true; }
+  bool peer_gone() const { return peer_closed_; }
   // Nothing left to hand to the verbs (FIN included when wanted): close may proceed.
   bool tx_idle() const;
   std::uint32_t send_credits() const { return credits_; }
@@ -137,6 +151,7 @@ class Stream {
   };
   struct Rndv {
     bool active = false, done = false;
+    bool deregistered = false;  // RDMADONE seen: no new Read is answered from it
     ddp::stag_t stag = 0;
     std::uint32_t id = 0;
     std::size_t len = 0, pulled = 0;
@@ -178,7 +193,9 @@ class Stream {
   ddp::stag_t sstag_ = 0;
   std::vector<std::uint32_t> sfree_;
   bool fin_wanted_ = false, fin_sent_ = false;
+  bool peer_closed_ = false;
   Rndv rndv_;
+  ddp::stag_t cancelled_stag_ = 0;  // a cancelled rendezvous the verbs may still read
   std::uint32_t next_rndv_id_ = 1;
   StreamStats stats_;
 };

@@ -39,9 +39,12 @@ int RawQp::dereg_mr(ddp::stag_t stag) {
   return 0;
 }
 
-void RawQp::dereg_all() {
+bool RawQp::dereg_all() {
   for (const Region& r : regions_) v_.dereg_mr(r.stag);
+  bool held = false;
+  for (const Region& r : regions_) held = held || v_.reads_from(r.stag);
   regions_.clear();
+  return held;
 }
 
 const RawQp::Region* RawQp::find(ddp::stag_t stag) const {

@@ -36,8 +36,10 @@ class RawQp {
   int reg_mr(void* addr, std::size_t len, int access, ddp::stag_t* out);
   int dereg_mr(ddp::stag_t stag);
   // Revokes every region (close): later peer accesses fail with a Terminate, never touch
-  // memory the application may free after close().
-  void dereg_all();
+  // memory the application may free after close(). True when the transport still holds
+  // octets sent from one of them by reference (Verbs::reads_from): the caller must end
+  // the connection (reset) before the application gets the memory back.
+  bool dereg_all();
 
   // 0 or errno. rkey/remote_to are used by write and read only.
   int post(RawOp op, std::uint64_t wr_id, std::span<const RawSge> sg, ddp::stag_t rkey,

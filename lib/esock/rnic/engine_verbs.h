@@ -30,6 +30,7 @@ class EngineVerbs final : public Verbs {
     return e_.context().reg_mr(addr, len, access);
   }
   int dereg_mr(ddp::stag_t stag) override { return e_.context().dereg_mr(stag); }
+  bool reads_from(ddp::stag_t stag) const override { return e_.qp().reads_from(stag); }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return e_.poll_send_cq(out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return e_.poll_recv_cq(out); }
 

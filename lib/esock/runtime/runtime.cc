@@ -173,9 +173,15 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
     c.stream->shutdown_write();
   } else {
     // RAWMODE: the application may free its regions once close returns; revoke them so no
-    // peer Read or Write reaches them (it gets a Terminate instead).
-    c.raw->dereg_all();
+    // peer Read or Write reaches them (it gets a Terminate instead), and nothing queued is
+    // sent from them. Octets TCP already holds by reference (unacknowledged) would be
+    // retransmitted from freed memory: then the connection is reset now (issue 20, item 1).
+    const bool held = c.raw->dereg_all();
     c.raw->shut_write();
+    if (held) {
+      c.release();
+      return;
+    }
   }
   c.close_ladder.start(clock_.now());
   c.pc->flush();
@@ -234,6 +240,7 @@ void DdpRuntime::service(Socket& s) {
   c.pc->flush();
   const TransportState ts = c.pc->transport_state();
   if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
+  if (ts == TransportState::ended) c.stream->peer_closed();  // writes: EPIPE (issue 14)
   // An SRCAVAIL at the head with no reader blocked: pull into the engine's buffer now so the
   // writer is released as TCP's buffering would release it (else a program that writes
   // on both ends before reading would deadlock). A reader already waiting pulls zero-copy.

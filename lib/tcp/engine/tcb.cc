@@ -169,9 +169,12 @@ void Tcb::finish(CloseReason r) {
   rto_deadline_ = delack_deadline_ = persist_deadline_ = Instant::never();
   keepalive_deadline_ = close_deadline_ = Instant::never();
   if (r != CloseReason::normal) {
-    // RFC 9293 3.10.7.4: on RST, queued data and pending sends are flushed.
+    // RFC 9293 3.10.7.4: on RST, queued data and pending sends are flushed. Nothing is
+    // retransmitted any more, so the send buffer lets go of what it holds by reference
+    // now (registered memory whose owner waits for it, not for the TCB to be reaped).
     rcvq_.clear();
     ooo_.clear();
+    sndbuf_.consume(sndbuf_.size());
   }
   if (user_) user_->on_closed(r);
 }

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "ddp_helpers.h"
 
@@ -282,6 +283,48 @@ TEST(DdpFd, PeerResetGivesEconnreset) {
   EXPECT_TRUE(pf.revents & POLLHUP);
   ::close(c);
   ::close(lfd);
+}
+
+std::atomic<int> sigpipes{0};
+
+// Issue 14, item 1: writing to a connection whose peer closed its socket fails with EPIPE
+// (SIGPIPE unless MSG_NOSIGNAL), as on TCP, for non-blocking and blocking writers. Before,
+// a non-blocking writer got EAGAIN forever (redis-benchmark spun at 99% CPU) and a blocking
+// one waited forever for a credit.
+TEST(DdpFd, WriteAfterThePeerClosedFailsWithEpipe) {
+  DdpPair p;
+  ASSERT_EQ(::close(p.srv), 0);
+  p.srv = -1;
+  ASSERT_TRUE(wait_readable(p.cli));
+  char b[16];
+  ASSERT_EQ(::read(p.cli, b, sizeof b), 0);  // the peer's FIN
+  ASSERT_EQ(::fcntl(p.cli, F_SETFL, O_NONBLOCK), 0);
+  const std::vector<std::uint8_t> buf(1024, 0x42);
+  int err = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (err == 0 && std::chrono::steady_clock::now() < deadline) {
+    if (::send(p.cli, buf.data(), buf.size(), MSG_NOSIGNAL) >= 0) continue;
+    if (errno != EAGAIN) {
+      err = errno;
+      break;
+    }
+    pollfd pf{p.cli, POLLOUT, 0};
+    ::poll(&pf, 1, 100);
+  }
+  EXPECT_EQ(err, EPIPE);
+  // Blocking now: at once, not after a credit that never comes.
+  ASSERT_EQ(::fcntl(p.cli, F_SETFL, 0), 0);
+  EXPECT_EQ(::send(p.cli, buf.data(), buf.size(), MSG_NOSIGNAL), -1);
+  EXPECT_EQ(errno, EPIPE);
+  // write() raises SIGPIPE, as TCP does.
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = [](int) { ++sigpipes; };
+  ASSERT_EQ(::sigaction(SIGPIPE, &sa, &old), 0);
+  EXPECT_EQ(::write(p.cli, buf.data(), buf.size()), -1);
+  EXPECT_EQ(errno, EPIPE);
+  EXPECT_EQ(sigpipes.load(), 1);
+  ::sigaction(SIGPIPE, &old, nullptr);
 }
 
 TEST(DdpFd, ForkChildMayOnlyCloseItsCopies) {

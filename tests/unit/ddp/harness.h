@@ -40,6 +40,18 @@ inline DdpHeader send_hdr(std::uint32_t msn, std::uint32_t mo = 0, bool last = t
   return h;
 }
 
+// A Read Request on QN 1 (RFC 5040 section 4.4) with its header.
+inline Bytes rr_seg(std::uint32_t msn, const ReadRequest& rr, std::uint32_t mo = 0) {
+  DdpHeader h;
+  h.opcode = RdmapOpcode::read_request;
+  h.qn = qn_read_request;
+  h.msn = msn;
+  h.mo = mo;
+  Bytes body(read_request_len);
+  emit(rr, body);
+  return seg(h, body);
+}
+
 inline QpConfig with_pd(QpConfig c, std::uint32_t pd) {
   c.pd = pd;
   return c;

@@ -16,17 +16,6 @@ QpConfig cfg(std::uint16_t ird = 4) {
   return c;
 }
 
-Bytes rr_seg(std::uint32_t msn, const ReadRequest& rr, std::uint32_t mo = 0) {
-  DdpHeader h;
-  h.opcode = RdmapOpcode::read_request;
-  h.qn = qn_read_request;
-  h.msn = msn;
-  h.mo = mo;
-  Bytes body(read_request_len);
-  emit(rr, body);
-  return seg(h, body);
-}
-
 struct Responder : ::testing::Test {
   Side b{cfg()};
   std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(1024);

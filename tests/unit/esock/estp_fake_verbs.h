@@ -13,6 +13,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "esock/estp/stream.h"
@@ -86,6 +87,7 @@ class FakeVerbs final : public rnic::Verbs {
     deregistered.push_back(stag);
     return mrs.erase(stag) ? 0 : EINVAL;
   }
+  bool reads_from(ddp::stag_t stag) const override { return reading.count(stag) != 0; }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return drain(scq, out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return drain(rcq, out); }
 
@@ -155,6 +157,7 @@ class FakeVerbs final : public rnic::Verbs {
   std::vector<Read> reads;
   std::map<ddp::stag_t, Mr> mrs;
   std::vector<ddp::stag_t> deregistered;
+  std::set<ddp::stag_t> reading;  // regions the "RNIC" still reads (a Read Response in flight)
   std::deque<ddp::Completion> scq, rcq;
   std::size_t recv_posts = 0;
   int send_error = 0, recv_error = 0, read_error = 0;  // non-zero: that post fails so

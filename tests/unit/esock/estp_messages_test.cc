@@ -531,6 +531,26 @@ TEST(EstpFin, GrantsAndRdmadoneStillArriveAfterPeerFin) {
   EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(100));
 }
 
+// Issue 14, item 1: the peer's socket is closed (its TCP FIN arrived): nothing written can
+// be read any more, so writes fail with EPIPE as on TCP (they waited for credits forever,
+// or a non-blocking writer spun on EAGAIN); what arrived before is still read, then EOF.
+TEST(EstpFin, WritesAfterThePeerClosedFailWithEpipeAndReadsStillDrain) {
+  Lone e(local(), Hello{false, 4, 256});
+  e.from_peer(Message{.type = Type::data}, bytes(10));
+  e.from_peer(Message{.type = Type::fin});
+  e.s().peer_closed();
+  EXPECT_TRUE(e.s().peer_gone());
+  EXPECT_EQ(e.s().write(bytes(5), false), -EPIPE);
+  EXPECT_EQ(e.s().start_rndv(bytes(5000)), EPIPE);
+  EXPECT_TRUE(e.s().writable());  // a poller wakes and gets the error
+  EXPECT_TRUE(e.s().can_write_whole(100));
+  std::vector<std::uint8_t> buf;
+  EXPECT_EQ(e.read(buf, 100).n, 10u);
+  const ReadOut eof = e.read(buf, 100);
+  EXPECT_EQ(eof.n, 0u);
+  EXPECT_EQ(eof.err, 0);
+}
+
 TEST(EstpFin, FlushedReceivesAfterPeerFinAreAnOrderlyClose) {
   Lone e(local());
   e.from_peer(Message{.type = Type::fin});
@@ -606,6 +626,51 @@ TEST(EstpRndv, MsgmodeSrcavailAlwaysCarriesEomAndALengthShortReaderEndsIt) {
   // A truncating reader pulled 100 of the 5000: the message is sent all the same.
   e.from_peer(Message{.type = Type::rdmadone, .length = 100, .id = adv.id});
   EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(100));
+}
+
+// Issue 20, item 1: RDMADONE while the source is still read (a hostile peer's early one,
+// or octets TCP may retransmit): the source is deregistered at once, so no new Read
+// Response segment is sourced from it, but the writer is released only once nothing reads it.
+TEST(EstpRndv, RdmadoneWhileTheSourceIsStillReadDeregistersItButHoldsTheWriter) {
+  Lone e(local());
+  const auto src = bytes(5000);
+  ASSERT_EQ(e.s().start_rndv(src), 0);
+  const Message adv = e.sent().at(0);
+  e.v.reading.insert(adv.stag);
+  e.from_peer(Message{.type = Type::rdmadone, .length = 5000, .id = adv.id});
+  EXPECT_EQ(e.s().rndv_finished(), std::nullopt);
+  EXPECT_FALSE(e.v.registered(adv.stag));
+  EXPECT_TRUE(e.s().rndv_active());
+  EXPECT_FALSE(e.s().writable());
+  EXPECT_EQ(e.s().rndv_finished(), std::nullopt);
+  EXPECT_EQ(e.v.deregistered.size(), 1u);  // once
+  e.v.reading.clear();
+  EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(5000));
+  EXPECT_FALSE(e.s().rndv_active());
+}
+
+TEST(EstpRndv, RdmadoneClaimingMoreThanTheOfferCountsTheOffer) {
+  Lone e(local());
+  const auto src = bytes(5000);
+  ASSERT_EQ(e.s().start_rndv(src), 0);
+  const Message adv = e.sent().at(0);
+  e.from_peer(Message{.type = Type::rdmadone, .length = 0xffffffff, .id = adv.id});
+  EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(5000));
+}
+
+TEST(EstpRndv, ACancelledRendezvousIsReleasedOnlyWhenNothingReadsTheBuffer) {
+  Lone e(local());
+  const auto src = bytes(5000);
+  EXPECT_TRUE(e.s().rndv_released());
+  ASSERT_EQ(e.s().start_rndv(src), 0);
+  EXPECT_FALSE(e.s().rndv_released());
+  const Message adv = e.sent().at(0);
+  e.v.reading.insert(adv.stag);
+  e.s().cancel_rndv();
+  EXPECT_FALSE(e.v.registered(adv.stag));
+  EXPECT_FALSE(e.s().rndv_released());
+  e.v.reading.clear();
+  EXPECT_TRUE(e.s().rndv_released());
 }
 
 TEST(EstpRndv, CancelRndvDeregistersAtOnceAndALateRdmadoneIsIgnored) {

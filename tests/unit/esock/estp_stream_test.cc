@@ -302,5 +302,53 @@ TEST(Estp, MsgmodeKeepsBoundariesAndTruncates) {
   EXPECT_GT(p.a.stream->stats().srcavail_tx, 0u);
 }
 
+// Issue 20, item 1: a hostile reader sends RDMADONE right after its RDMA Read Request,
+// before the Read Response went out. The writer must not get its buffer back while the
+// stack still sources the response from it: before the fix rndv_finished() ended the
+// rendezvous at once, the writer reused its buffer, and the rest of the response carried
+// the new contents to the peer (freed memory under ASan: heap-use-after-free in the
+// framer). Now RDMADONE deregisters the source, the response stops with a Terminate
+// (invalid STag), and the writer is released only once nothing reads the buffer.
+TEST(EstpHostile, EarlyRdmadoneNeverLetsTheResponseReadAReleasedBuffer) {
+  Pair p(params(4, 1024, 1500), params(4, 1024, 1500), 20);
+  ASSERT_TRUE(p.connect());
+  const std::size_t n = 1 << 20;  // well past the transport's 256 KiB of queued output
+  std::vector<std::uint8_t> src(n, 0x11);
+  ASSERT_EQ(p.a.stream->start_rndv(src), 0);
+  p.run();
+  Stream& hostile = *p.b.stream;
+  ASSERT_TRUE(hostile.pull_needed());
+  ASSERT_EQ(hostile.pull_bounce(), 0);  // the RDMA Read Request for the whole offer
+  // ... and at once, by hand, the RDMADONE an honest reader sends only after its Read.
+  std::vector<std::uint8_t> msg(64);
+  const Message done{.type = Type::rdmadone, .length = static_cast<std::uint32_t>(n), .id = 1};
+  const std::size_t len = emit_header(done, msg);
+  ASSERT_NE(len, 0u);
+  const ddp::stag_t lk = p.b.verbs->reg_mr(msg.data(), msg.size(), ddp::access_local_write);
+  const ddp::Sge sge{msg.data(), static_cast<std::uint32_t>(len), lk};
+  ASSERT_EQ(p.b.verbs->post_send(0x1000, {&sge, 1}), 0);
+
+  bool released = false;
+  for (int guard = 0; guard < 100000; ++guard) {
+    const bool moved = p.step();
+    if (released) {
+      if (!moved) break;
+    } else if (p.a.stream->rndv_finished()) {
+      released = true;
+      // The writer's call returns: the application reuses its buffer at once.
+      std::fill(src.begin(), src.end(), std::uint8_t{0xee});
+    }
+  }
+  EXPECT_TRUE(released);
+  // The peer's Read was cut short by a Terminate, not completed from reused memory.
+  EXPECT_TRUE(p.a.conn->engine().terminated());
+  EXPECT_EQ(p.a.conn->qp().terminate_cause(), ddp::term::rdmap_invalid_stag);
+  std::vector<std::uint8_t> buf(n);
+  const mut_bytes dst{buf};
+  const ReadOut r = hostile.read({&dst, 1}, false);
+  EXPECT_EQ(std::count(buf.begin(), buf.begin() + static_cast<long>(r.n), 0xee), 0)
+      << "the peer received " << r.n << " octets, some from the released buffer";
+}
+
 }  // namespace
 }  // namespace esock::estp::testing

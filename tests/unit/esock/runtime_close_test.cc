@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <memory>
+#include <set>
 
 #include "esock/providers/provider.h"
 #include "esock/runtime/runtime.h"
@@ -26,6 +27,38 @@ struct Wire {
   const estp::Stream* stream = nullptr;  // stream sockets: the engine, to look at
   bool tx_idle_at_shutdown = false;      // ... whether it had sent everything then
   bool released = false;                 // the provider connection was destroyed
+};
+
+// The engine's verbs, except that the test says which regions the transport still holds
+// octets of (Verbs::reads_from: sent by reference, not yet acknowledged).
+class HoldingVerbs final : public rnic::Verbs {
+ public:
+  explicit HoldingVerbs(rnic::Verbs& v) : v_(v) {}
+  int post_send(std::uint64_t id, std::span<const ddp::Sge> sg) override {
+    return v_.post_send(id, sg);
+  }
+  int post_recv(std::uint64_t id, std::span<const ddp::Sge> sg) override {
+    return v_.post_recv(id, sg);
+  }
+  int post_read(std::uint64_t id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
+                std::uint64_t to) override {
+    return v_.post_read(id, sink, rkey, to);
+  }
+  int post_write(std::uint64_t id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
+                 std::uint64_t to) override {
+    return v_.post_write(id, sg, rkey, to);
+  }
+  ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) override {
+    return v_.reg_mr(addr, len, access);
+  }
+  int dereg_mr(ddp::stag_t stag) override { return v_.dereg_mr(stag); }
+  bool reads_from(ddp::stag_t stag) const override { return held.count(stag) != 0; }
+  std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return v_.poll_send_cq(out); }
+  std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return v_.poll_recv_cq(out); }
+  std::set<ddp::stag_t> held;
+
+ private:
+  rnic::Verbs& v_;
 };
 
 class FakeConn final : public ProviderConn {
@@ -83,7 +116,8 @@ class RuntimeCloseTest : public ::testing::Test {
     c.pc = std::make_unique<FakeConn>(pair.a, pair.b, wire);
     if (rawmode) {
       pair.a.stream.reset();
-      c.raw = std::make_unique<RawQp>(*pair.a.verbs);
+      holding = std::make_unique<HoldingVerbs>(*pair.a.verbs);
+      c.raw = std::make_unique<RawQp>(*holding);
     } else {
       c.stream = std::move(pair.a.stream);
       wire.stream = c.stream.get();
@@ -112,6 +146,7 @@ class RuntimeCloseTest : public ::testing::Test {
   void round() { rt.service(*sock); }
 
   Pair pair;
+  std::unique_ptr<HoldingVerbs> holding;  // RAWMODE: the queue pair's verbs
   ManualClock clock;
   DdpRuntime rt;
   Wire wire;
@@ -126,6 +161,18 @@ TEST_F(RuntimeCloseTest, OpenConnectionIsNeverShutDownByTheClock) {
   }
   EXPECT_EQ(wire.shutdowns, 0);
   EXPECT_FALSE(released());
+}
+
+// Issue 14, item 1: the peer's TCP FIN (its socket closed) turns writes into EPIPE at the
+// next round, where a writer without credit waited forever before.
+TEST_F(RuntimeCloseTest, ThePeersTcpFinMakesWritesFailWithEpipe) {
+  connect(false);
+  round();
+  EXPECT_GT(sock->conn->stream->write(estp::testing::pattern(10, 1), false), 0);
+  wire.state = TransportState::ended;
+  round();
+  EXPECT_EQ(sock->conn->stream->write(estp::testing::pattern(10, 1), false), -EPIPE);
+  EXPECT_EQ(sock->conn->stream->error(), 0);  // not a reset: buffered data still reads
 }
 
 TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
@@ -289,6 +336,28 @@ TEST_F(RuntimeCloseTest, RawmodeDeadlinesAreTwoSecondsThenOne) {
   clock.advance(1ns);
   round();
   EXPECT_TRUE(released());
+}
+
+// Issue 20, item 1: the application may free its regions once close returns; octets TCP
+// still holds by reference would be retransmitted from them. Then close resets at once.
+TEST_F(RuntimeCloseTest, RawmodeCloseResetsAtOnceWhileTheTransportHoldsARegionsOctets) {
+  connect(true);
+  std::vector<std::uint8_t> region(4096);
+  ddp::stag_t stag = 0;
+  ASSERT_EQ(sock->conn->raw->reg_mr(region.data(), region.size(), 2, &stag), 0);
+  holding->held.insert(stag);
+  rt.close(sock);
+  EXPECT_TRUE(released());
+  EXPECT_TRUE(wire.released);
+}
+
+TEST_F(RuntimeCloseTest, RawmodeCloseWithNothingHeldDrainsAsUsual) {
+  connect(true);
+  std::vector<std::uint8_t> region(4096);
+  ddp::stag_t stag = 0;
+  ASSERT_EQ(sock->conn->raw->reg_mr(region.data(), region.size(), 2, &stag), 0);
+  rt.close(sock);
+  EXPECT_FALSE(released());
 }
 
 TEST_F(RuntimeCloseTest, RawmodeResetWhileDrainingReleasesInThatRound) {

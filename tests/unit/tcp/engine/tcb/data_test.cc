@@ -145,17 +145,20 @@ TEST_F(TcbData, PlacedOutOfOrderBytesAreRememberedAsRangesOnly) {
   EXPECT_EQ(tcb->stats().peak_ooo_bytes, 0u);
 }
 
+// 3000 octets sent by reference; `released` counts the releases of its holder.
+struct CountedRegion {
+  static inline int released = 0;
+  CountedRegion() { released = 0; }
+  BufHolder h{0, [](BufHolder*) { ++released; }};
+  std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(3000, 0xab);
+  bool send(Tcb& tcb, Instant now) { return tcb.send_ref(now, bytes, BufRef(&h)); }
+};
+
 TEST_F(TcbData, ZeroCopySendKeepsTheBufferUntilAcked) {
   establish_active();
-  static int released = 0;
-  struct Region {
-    BufHolder h{0, [](BufHolder*) { ++released; }};
-    std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(3000, 0xab);
-  } region;
-  {
-    BufRef ref(&region.h);
-    ASSERT_TRUE(tcb->send_ref(now(), region.bytes, ref));
-  }
+  CountedRegion region;
+  int& released = CountedRegion::released;
+  ASSERT_TRUE(region.send(*tcb, now()));
   std::vector<Emitted> out = pop_all();
   ASSERT_EQ(out.size(), 2u);  // Nagle holds the 104-octet tail while data is in flight
   EXPECT_EQ(out[0].payload[0], 0xab);
@@ -164,6 +167,21 @@ TEST_F(TcbData, ZeroCopySendKeepsTheBufferUntilAcked) {
   EXPECT_EQ(pop().len(), 104u);
   EXPECT_EQ(released, 0);  // 104 bytes still unacknowledged
   ack_up_to(iss + 3001);
+  EXPECT_EQ(released, 1);
+}
+
+// RFC 9293 3.10.7.4: a reset flushes pending sends, so nothing will be retransmitted and
+// memory sent by reference is released at once, not when the TCB is reaped (issue 20,
+// item 1: an ESTP writer waits for exactly this before it gets its buffer back).
+TEST_F(TcbData, AResetReleasesZeroCopyBuffersAtOnce) {
+  establish_active();
+  CountedRegion region;
+  int& released = CountedRegion::released;
+  ASSERT_TRUE(region.send(*tcb, now()));
+  pop_all();
+  EXPECT_EQ(released, 0);
+  inject(seg(tcp_flag::rst, peer_nxt, 0));
+  EXPECT_EQ(tcb->state(), TcpState::closed);
   EXPECT_EQ(released, 1);
 }
 
