@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
 #include "esock/esock.h"
+#include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/memory_map.h"
 #include "esock/rawmode/raw_qp.h"
@@ -149,9 +151,16 @@ int ext_dereg_mr(int fd, std::uint32_t stag) {
   // As ibv_dereg_mr: once this returns the application may free the region, so nothing of
   // the connection may read it any more: no new Read Response segment is sourced from it
   // (deregistered), and one the peer's Read already took waits for TCP to let go of its
-  // octets (ACK, or the connection's end). Issue 20, item 1.
-  while (s->conn && s->conn->raw && s->conn->pc && s->conn->pc->verbs().reads_from(stag))
-    rt.wait(lk);
+  // octets (ACK, or the connection's end), at most ESOCK_TIMEOUT_MS: a peer that neither
+  // ACKs nor lets TCP give up then has the connection reset. Issue 20, item 1.
+  const auto deadline =
+      DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
+  while (s->conn && s->conn->raw && s->conn->pc && s->conn->pc->verbs().reads_from(stag)) {
+    if (!rt.wait_until(lk, deadline)) {
+      rt.reset(*s, ETIMEDOUT);
+      break;
+    }
+  }
   return 0;
 }
 

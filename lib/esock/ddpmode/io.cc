@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <vector>
 
@@ -69,13 +70,20 @@ std::size_t total_len(const msghdr* m) {
 // came): the buffer goes back to the application only once the connection no longer reads
 // it (a peer's RDMA Read being answered, octets TCP may retransmit; issue 20, item 1). The
 // offer is revoked at once; what is in flight is released by the peer's ACK, or when the
-// transport fails or the connection is released (which resets TCP).
+// transport fails or the connection is released (which resets TCP). A peer that neither
+// ACKs nor lets TCP give up (a zero window it keeps answering probes for) holds it at most
+// ESOCK_TIMEOUT_MS: then the connection is reset.
 void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
+  const auto deadline =
+      DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
   while (s.conn && s.conn->stream) {
     estp::Stream& st = *s.conn->stream;
     st.cancel_rndv();
     if (st.rndv_released()) return;
-    rt.wait(lk);
+    if (!rt.wait_until(lk, deadline)) {
+      rt.reset(s, ETIMEDOUT);
+      return;
+    }
   }
 }
 
@@ -123,7 +131,10 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
               return done ? ssize_t(done) : fail(err);
             }
             estp::Stream& cur = *s->conn->stream;
-            if ((pulled = cur.rndv_finished()) || cur.error() != 0 || cur.peer_gone()) break;
+            // Once the peer said RDMADONE the data was delivered: a later reset or close
+            // only delays the release, the write succeeds.
+            if ((pulled = cur.rndv_finished())) break;
+            if (!cur.rndv_pulled() && (cur.error() != 0 || cur.peer_gone())) break;
             rt.wait(lk);
           }
           if (!pulled) {

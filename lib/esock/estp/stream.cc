@@ -178,6 +178,7 @@ int Stream::start_rndv(bytes_view src) {
   if (rndv_.active) return EBUSY;
   if (src.empty() || src.size() > max_rndv) return EINVAL;
   if (!can_send(false)) return EAGAIN;
+  cancelled_stag_ = 0;  // its writer waited for rndv_released() before this one began
   auto* p = const_cast<std::uint8_t*>(src.data());  // the peer only reads it
   const ddp::stag_t stag = v_.reg_mr(p, src.size(), ddp::access_remote_read);
   if (stag == 0) return ENOMEM;

@@ -66,6 +66,8 @@ class Stream {
   // connection's error.
   int start_rndv(bytes_view src);
   bool rndv_active() const { return rndv_.active; }
+  // The peer's RDMADONE for the active rendezvous arrived (it may still be read meanwhile).
+  bool rndv_pulled() const { return rndv_.active && rndv_.done; }
   // The peer sent RDMADONE for the active rendezvous and nothing reads the buffer any more:
   // returns the octets it pulled (at most the offer) and ends it, else nullopt. RDMADONE
   // deregisters the buffer at once; the rendezvous ends only when the verbs no longer read

@@ -165,7 +165,7 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
     s->lis.reset();  // the stack resets connections still waiting to be accepted
     return;
   }
-  if (!s->conn) return;
+  if (!s->conn || !s->conn->pc) return;  // released already (reset)
   Conn& c = *s->conn;
   if (c.stream) {
     c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
@@ -186,6 +186,14 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   c.close_ladder.start(clock_.now());
   c.pc->flush();
   wake();
+}
+
+void DdpRuntime::reset(Socket& s, int err) {
+  if (!s.conn || !s.conn->pc) return;
+  s.error = err;
+  s.set_state(Socket::State::failed);
+  s.conn->release();
+  cv.notify_all();
 }
 
 // Readiness of the application's number (docs/sockets.md, "fd model"): one octet queued

@@ -110,6 +110,9 @@ class DdpRuntime {
   // errno with *why (EOPNOTSUPP in a fork child: the stack is the parent's).
   int use_stack(Provider& p, std::string* why);
   void close(const std::shared_ptr<Socket>& s);  // the last descriptor went away
+  // Gives the connection up at once (the transport is reset when it still holds octets
+  // sent by reference): the socket fails with err, blocked calls on it return.
+  void reset(Socket& s, int err);
   int waiters() const { return blocked_; }  // threads blocked in wait(), polling or not (tests)
   std::uint64_t inline_rounds() const { return inline_rounds_; }  // rounds run by wait() (tests)
   std::uint64_t inline_sleeps() const { return inline_sleeps_; }  // ... that slept (tests)

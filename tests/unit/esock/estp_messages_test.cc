@@ -637,7 +637,9 @@ TEST(EstpRndv, RdmadoneWhileTheSourceIsStillReadDeregistersItButHoldsTheWriter) 
   ASSERT_EQ(e.s().start_rndv(src), 0);
   const Message adv = e.sent().at(0);
   e.v.reading.insert(adv.stag);
+  EXPECT_FALSE(e.s().rndv_pulled());
   e.from_peer(Message{.type = Type::rdmadone, .length = 5000, .id = adv.id});
+  EXPECT_TRUE(e.s().rndv_pulled());  // delivered: a later reset does not fail the write
   EXPECT_EQ(e.s().rndv_finished(), std::nullopt);
   EXPECT_FALSE(e.v.registered(adv.stag));
   EXPECT_TRUE(e.s().rndv_active());

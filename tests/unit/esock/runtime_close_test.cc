@@ -360,6 +360,20 @@ TEST_F(RuntimeCloseTest, RawmodeCloseWithNothingHeldDrainsAsUsual) {
   EXPECT_FALSE(released());
 }
 
+// A writer or esock_dereg_mr that waited ESOCK_TIMEOUT_MS for TCP to let go gives the
+// connection up: it is released (TCP reset), the socket fails with the reason, and the
+// application's later close finds nothing left to do.
+TEST_F(RuntimeCloseTest, ResetReleasesAtOnceAndALaterCloseIsHarmless) {
+  connect(false);
+  rt.reset(*sock, ETIMEDOUT);
+  EXPECT_TRUE(released());
+  EXPECT_EQ(sock->state(), Socket::State::failed);
+  EXPECT_EQ(sock->error, ETIMEDOUT);
+  rt.close(sock);
+  EXPECT_EQ(sock->state(), Socket::State::closed);
+  EXPECT_EQ(wire.shutdowns, 0);
+}
+
 TEST_F(RuntimeCloseTest, RawmodeResetWhileDrainingReleasesInThatRound) {
   connect(true);
   wire.full = true;
