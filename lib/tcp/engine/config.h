@@ -20,6 +20,9 @@ struct TcpConfig {
 
   std::uint32_t rcv_buf = 4u << 20;  // bytes of in-order + out-of-order data we hold
   std::uint32_t snd_buf = 4u << 20;  // bytes of unacknowledged + unsent data we hold
+  // Received frames (mbufs) the in-order queue keeps by reference; past this, data is
+  // copied and the frame released (recv_queue.h: the pool is shared by every connection).
+  std::uint32_t rx_pinned_frames = 256;
 
   CcAlgorithm congestion = CcAlgorithm::cubic;  // RFC 9438 by default
   std::uint32_t initial_window_segments = 10;   // RFC 6928 (RFC 5681 allows up to 4)

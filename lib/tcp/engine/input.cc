@@ -2,6 +2,7 @@
 // PAWS (RFC 7323 5) and the RFC 5961 checks on RST and SYN. Every path that discards a
 // segment, or its text, without processing it counts one DropReason (drop_reason.h).
 #include <algorithm>
+#include <cstring>
 
 #include "base/seq32.h"
 #include "tcp/engine/tcb.h"
@@ -350,8 +351,11 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
   if (placed) ++stats_.ooo_placed_by_user;
   // The store at its byte or piece bound (ARCHITECTURE.md: every peer-controlled
   // allocation is bounded) keeps nothing of it; the peer sends it again.
-  if (!ooo_.insert(rcv_nxt_, seq, len, placed ? bytes_view{} : data, ref))
-    count_drop(DropReason::ooo_queue_full);
+  bytes_view keep = placed ? bytes_view{} : data;
+  BufRef keep_ref = ref;
+  if (!placed) copy_if_frame_bound(keep, keep_ref);
+  if (!ooo_.insert(rcv_nxt_, seq, len, keep, keep_ref)) count_drop(DropReason::ooo_queue_full);
+  charge_ooo();
   stats_.peak_ooo_bytes = std::max<std::uint64_t>(stats_.peak_ooo_bytes, ooo_.bytes_held());
   // RFC 5681 4.2: an out-of-order segment SHOULD be acknowledged at once (a duplicate ACK
   // carrying SACK blocks, RFC 2018 4).
@@ -381,9 +385,27 @@ void Tcb::deliver_in_order(bytes_view data, const BufRef& ref) {
         rcvq_.push(d, r);
       }
     });
+    charge_ooo();
     data = data.subspan(std::min<std::size_t>(data.size(), rcv_nxt_ - before));
     if (data.empty()) return;
   }
+}
+
+void Tcb::copy_if_frame_bound(bytes_view& data, BufRef& ref) {
+  if (data.empty() || rcvq_.may_pin(data.size(), ref, ooo_.piece_count())) return;
+  std::uint8_t* mem = nullptr;
+  BufRef copy = HeapBuf::make(data.size(), &mem);
+  std::memcpy(mem, data.data(), data.size());
+  if (ref) rcvq_.count_copy();
+  data = bytes_view(mem, data.size());
+  ref = std::move(copy);
+}
+
+void Tcb::charge_ooo() {
+  RxFrameBudget* b = rcvq_.budget();
+  const std::size_t now = ooo_.piece_count();
+  if (b != nullptr) b->held = b->held + now - ooo_charged_;
+  ooo_charged_ = now;
 }
 
 void Tcb::process_fin(Instant now, std::uint32_t fin_seq) {

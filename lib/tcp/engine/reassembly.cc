@@ -13,7 +13,7 @@ constexpr std::uint32_t max_segment_span = 1u << 30;
 
 Reassembly::Reassembly(std::size_t max_bytes, std::size_t max_ranges)
     : max_bytes_(max_bytes), max_ranges_(max_ranges) {
-  pieces_.reserve(max_ranges_);
+  pieces_.reserve(std::min<std::size_t>(max_ranges_, initial_pieces));
 }
 
 void Reassembly::clear() {

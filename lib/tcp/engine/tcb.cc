@@ -72,6 +72,7 @@ Tcb::Tcb(const TcpConfig& cfg, const FourTuple& tuple, SegmentSink& sink, TcbUse
       sink_(sink),
       user_(user),
       sndbuf_(cfg.snd_buf),
+      rcvq_(cfg.rx_pinned_frames),
       // One stored piece per out-of-order segment: enough pieces for a full window of
       // small (536-octet) segments, so the byte limit, not the count, is what binds.
       ooo_(cfg.rcv_buf, std::max<std::size_t>(256, cfg.rcv_buf / 536)),
@@ -82,7 +83,10 @@ Tcb::Tcb(const TcpConfig& cfg, const FourTuple& tuple, SegmentSink& sink, TcbUse
   }
 }
 
-Tcb::~Tcb() = default;
+Tcb::~Tcb() {
+  ooo_.clear();
+  charge_ooo();  // the stack's frame budget outlives us
+}
 
 void Tcb::open_active(Instant now, std::uint32_t iss, std::uint32_t ts_offset) {
   iss_ = iss;
@@ -174,6 +178,7 @@ void Tcb::finish(CloseReason r) {
     // now (registered memory whose owner waits for it, not for the TCB to be reaped).
     rcvq_.clear();
     ooo_.clear();
+    charge_ooo();
     sndbuf_.consume(sndbuf_.size());
   }
   if (user_) user_->on_closed(r);

@@ -220,6 +220,12 @@ class Tcb {
   void take_options(const TcpRepr& syn);
   void process_text(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref);
   void deliver_in_order(bytes_view data, const BufRef& ref);
+  // Out-of-order data keeps its frame only within the same bounds as the in-order queue
+  // (recv_queue.h): else it is copied here (data and ref then name the copy).
+  void copy_if_frame_bound(bytes_view& data, BufRef& ref);
+  // The out-of-order store's pieces are charged to the stack's frame budget (a piece holds
+  // at most one frame; copies are charged too, which only errs on the safe side).
+  void charge_ooo();
   void process_fin(Instant now, std::uint32_t fin_seq);
   void deliver_fin(Instant now);
   void update_ts_recent(Instant now, const TcpRepr& seg);
@@ -326,6 +332,7 @@ class Tcb {
   std::uint32_t challenges_in_window_ = 0;
 
   TcbStats stats_;
+  std::size_t ooo_charged_ = 0;  // ooo_ pieces counted in the stack's RxFrameBudget
 };
 
 }  // namespace esock::tcp

@@ -5,7 +5,9 @@
 namespace esock::tcp {
 
 Connection::Connection(Stack& stack, const TcpConfig& cfg, const FourTuple& t, Listener* parent)
-    : stack_(stack), tcb_(cfg, t, stack, this), parent_(parent) {}
+    : stack_(stack), tcb_(cfg, t, stack, this), parent_(parent) {
+  tcb_.recv_queue().share_budget(&stack.rx_frames_);
+}
 
 std::size_t Connection::send(bytes_view data) {
   return tcb_.send(stack_.now(), data);

@@ -16,6 +16,7 @@ Stack::Stack(Device& dev, const StackConfig& cfg, Instant now)
       isn_(cfg.isn_key ? IsnGenerator(*cfg.isn_key) : IsnGenerator::with_random_key()),
       now_(now) {
   port_cursor_ = isn_.ts_offset(FourTuple{}) % 16384;  // a keyed start, not predictable
+  rx_frames_.limit = cfg.rx_pinned_frames_max;
 }
 
 Stack::~Stack() = default;
@@ -87,6 +88,8 @@ StackStats Stack::stats() const {
   const InterfaceStats& i = iface_.stats();
   s.drops[DropReason::bad_checksum] += i.tcp_bad_csum;
   s.drops[DropReason::bad_header] += i.tcp_bad_header;
+  s.rx_frames_pinned = rx_frames_.held;
+  s.rx_segments_copied = rx_frames_.copied_segments;
   return s;
 }
 

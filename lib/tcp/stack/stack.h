@@ -38,6 +38,9 @@ struct StackConfig {
   std::uint16_t ephemeral_last = 65535;
   std::optional<IsnGenerator::Key> isn_key;  // unset: a random key
   Duration timer_granularity = 1ms;
+  // Received frames all connections together keep pinned in their in-order queues
+  // (rx_frame_budget.h); half of a DPDK port's default pool of 8191.
+  std::size_t rx_pinned_frames_max = 4096;
 };
 
 struct StackStats {
@@ -47,6 +50,10 @@ struct StackStats {
   std::uint64_t half_open_evicted = 0;  // SYN backlog full: the oldest half-open dropped
   std::uint64_t accept_queue_overflow = 0;
   std::uint64_t connections_opened = 0, connections_closed = 0;
+  // Received frames the connections' in-order queues pin now (bounded by
+  // StackConfig::rx_pinned_frames_max and TcpConfig::rx_pinned_frames), and the segments
+  // copied instead because a bound was hit.
+  std::uint64_t rx_frames_pinned = 0, rx_segments_copied = 0;
   // Every TCP segment (or its text) this stack discarded unprocessed, by reason
   // (drop_reason.h): the interface's checksum and header failures, segments without a
   // connection, and the sum over every connection's TcbStats::drops, live or freed.
@@ -179,6 +186,7 @@ class Stack final : private TcpSink, private SegmentSink {
   IsnGenerator isn_;
   Instant now_;
   Instant next_timer_scan_{};
+  RxFrameBudget rx_frames_;  // shared by every connection's receive queue: outlives them
   std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash> conns_;
   std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
   std::uint32_t port_cursor_ = 0;

@@ -1,0 +1,20 @@
+// How many received device frames (DPDK mbufs) the connections of one stack may keep
+// pinned in their in-order receive queues (recv_queue.h). The port's pool is finite and
+// shared: a peer that sends many tiny segments to a connection nobody reads (not yet
+// accepted, say) would otherwise hold one frame per segment until reception stopped for
+// every connection (issue 20, item 3). Past the bound, segments are copied into compact
+// blocks and their frames go back to the pool at once. One owner (the stack), no locking.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace esock::tcp {
+
+struct RxFrameBudget {
+  std::size_t limit = SIZE_MAX;       // frames all queues together may pin
+  std::size_t held = 0;               // frames pinned now
+  std::uint64_t copied_segments = 0;  // segments copied because a bound (this or a queue's) was hit
+};
+
+}  // namespace esock::tcp
