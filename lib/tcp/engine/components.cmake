@@ -10,4 +10,5 @@ esock_library(esock_tcp_engine_parts
     ${CMAKE_CURRENT_LIST_DIR}/sack_scoreboard.cc
     ${CMAKE_CURRENT_LIST_DIR}/reassembly.cc
     ${CMAKE_CURRENT_LIST_DIR}/isn.cc
+    ${CMAKE_CURRENT_LIST_DIR}/syn_cookie.cc
   DEPS esock_base PkgConfig::SODIUM)

@@ -10,6 +10,7 @@ namespace {
 // Domain separation: the first input byte tells the two uses of the key apart.
 constexpr std::uint8_t domain_isn = 0x01;
 constexpr std::uint8_t domain_ts = 0x02;
+constexpr std::uint8_t domain_cookie = 0x03;
 constexpr std::int64_t isn_tick_ns = 4000;  // RFC 6528 section 3: 4 microseconds
 
 static_assert(crypto_shorthash_siphash24_KEYBYTES == 16);
@@ -27,17 +28,27 @@ IsnGenerator IsnGenerator::with_random_key() {
   return IsnGenerator(key);
 }
 
-std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t) const {
-  // Fixed big-endian layout: the result does not depend on host byte order.
-  std::array<std::uint8_t, 13> in{};
+std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t, std::uint32_t a,
+                                 std::uint32_t b) const {
+  // Fixed big-endian layout: the result does not depend on host byte order. The ISN and
+  // timestamp uses hash the first 13 octets only, as they always did.
+  std::array<std::uint8_t, 21> in{};
   in[0] = domain;
   store_be32(&in[1], t.local_ip.v);
   store_be16(&in[5], t.local_port);
   store_be32(&in[7], t.remote_ip.v);
   store_be16(&in[11], t.remote_port);
+  const std::size_t n = domain == domain_cookie ? 21 : 13;
+  store_be32(&in[13], a);
+  store_be32(&in[17], b);
   std::array<std::uint8_t, crypto_shorthash_siphash24_BYTES> out{};
-  crypto_shorthash_siphash24(out.data(), in.data(), in.size(), key_.data());
+  crypto_shorthash_siphash24(out.data(), in.data(), n, key_.data());
   return load_be32(out.data());
+}
+
+std::uint32_t IsnGenerator::cookie_mac(const FourTuple& tuple, std::uint32_t irs,
+                                       std::uint32_t tick) const {
+  return hash(domain_cookie, tuple, irs, tick);
 }
 
 std::uint32_t IsnGenerator::isn(const FourTuple& tuple, Instant now) const {

@@ -30,8 +30,13 @@ class IsnGenerator {
   // domain separation byte, so it is unrelated to the ISN's F.
   std::uint32_t ts_offset(const FourTuple& tuple) const;
 
+  // The MAC of a SYN cookie (syn_cookie.h): the tuple, the client's ISN and the time tick,
+  // under the same key with its own domain byte.
+  std::uint32_t cookie_mac(const FourTuple& tuple, std::uint32_t irs, std::uint32_t tick) const;
+
  private:
-  std::uint32_t hash(std::uint8_t domain, const FourTuple& tuple) const;
+  std::uint32_t hash(std::uint8_t domain, const FourTuple& tuple, std::uint32_t a = 0,
+                     std::uint32_t b = 0) const;
   Key key_;
 };
 

@@ -99,6 +99,18 @@ void Tcb::open_active(Instant now, std::uint32_t iss, std::uint32_t ts_offset) {
 
 void Tcb::open_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
                        const TcpRepr& syn) {
+  init_passive(now, iss, ts_offset, syn);
+  send_syn(now);
+}
+
+void Tcb::open_from_cookie(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
+                           const TcpRepr& syn) {
+  init_passive(now, iss, ts_offset, syn);
+  snd_nxt_ = snd_max_ = iss + 1;  // the SYN-ACK went out (statelessly)
+}
+
+void Tcb::init_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
+                       const TcpRepr& syn) {
   passive_ = true;
   iss_ = iss;
   ts_offset_ = ts_offset;
@@ -119,7 +131,6 @@ void Tcb::open_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
   snd_wl2_ = iss;
   last_rx_ = now;
   set_state(TcpState::syn_received);
-  send_syn(now);
 }
 
 // Options in a SYN decide what the connection uses: each needs both sides to offer it.

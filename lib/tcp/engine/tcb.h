@@ -145,6 +145,11 @@ class Tcb {
   void open_active(Instant now, std::uint32_t iss, std::uint32_t ts_offset);
   // A listener got `syn` (3.10.7.2): answer SYN-ACK, enter SYN-RECEIVED.
   void open_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset, const TcpRepr& syn);
+  // SYN-RECEIVED as if open_passive had sent its SYN-ACK with ISN iss: for a connection
+  // rebuilt from a SYN cookie (syn_cookie.h), whose SYN-ACK the stack sent without state.
+  // `syn` is the client's SYN as the cookie rebuilt it; the ACK goes to on_segment next.
+  void open_from_cookie(Instant now, std::uint32_t iss, std::uint32_t ts_offset,
+                        const TcpRepr& syn);
 
   // SEGMENT ARRIVES (3.10.7).
   void on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref);
@@ -220,6 +225,7 @@ class Tcb {
   void take_options(const TcpRepr& syn);
   void process_text(Instant now, const TcpRepr& seg, bytes_view payload, const BufRef& ref);
   void deliver_in_order(bytes_view data, const BufRef& ref);
+  void init_passive(Instant now, std::uint32_t iss, std::uint32_t ts_offset, const TcpRepr& syn);
   // Out-of-order data keeps its frame only within the same bounds as the in-order queue
   // (recv_queue.h): else it is copied here (data and ref then name the copy).
   void copy_if_frame_bound(bytes_view& data, BufRef& ref);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tcp/engine/no_tcb.h"
+#include "tcp/engine/syn_cookie.h"
 
 namespace esock::tcp {
 
@@ -111,7 +112,7 @@ void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRep
   }
   auto l = listeners_.find(hdr.dst_port);
   if (l != listeners_.end()) {
-    on_listen_segment(*l->second, t, hdr, payload);
+    on_listen_segment(*l->second, t, hdr, payload, ref);
     return;
   }
   // 3.10.7.1: no connection and no listener (CLOSED): a reset answers anything but a reset.
@@ -125,7 +126,7 @@ void Stack::send_reset_for(const FourTuple& t, const TcpRepr& hdr, std::size_t p
 }
 
 void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hdr,
-                              bytes_view payload) {
+                              bytes_view payload, const BufRef& ref) {
   switch (listen_verdict(hdr)) {
     case ListenVerdict::drop:
       // 3.10.7.2 first: an RST is ignored (nothing to reset); fourth: a segment with
@@ -133,6 +134,8 @@ void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hd
       ++stats_.drops[hdr.has(tcp_flag::rst) ? DropReason::listen_rst : DropReason::listen_no_syn];
       return;
     case ListenVerdict::reset:
+      // The ACK that completes a handshake answered with a SYN cookie (RFC 4987 3.6).
+      if (cfg_.syn_cookies && accept_syn_cookie(l, t, hdr, payload, ref)) return;
       // 3.10.7.2 second: an ACK to a listener acknowledges nothing it sent: reset.
       ++stats_.segments_no_connection;
       ++stats_.drops[DropReason::listen_ack];
@@ -146,6 +149,12 @@ void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hd
   // until its user lets go: drop the SYN, the peer retransmits.
   if (conns_.count(t)) {
     ++stats_.drops[DropReason::listen_tuple_busy];
+    return;
+  }
+  if (l.half_open_.size() >= l.syn_backlog_ && cfg_.syn_cookies) {
+    // A SYN flood costs no memory, and every client that completes its handshake gets in.
+    if (!payload.empty() || hdr.has(tcp_flag::fin)) ++stats_.drops[DropReason::syn_data];
+    send_syn_cookie(l, t, hdr);
     return;
   }
   if (l.half_open_.size() >= l.syn_backlog_) {
@@ -163,6 +172,65 @@ void Stack::on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hd
   // would queue it): our SYN-ACK acknowledges only the SYN, so the peer retransmits it.
   if (!payload.empty() || hdr.has(tcp_flag::fin)) ++stats_.drops[DropReason::syn_data];
   c->tcb_.open_passive(now_, isn_.isn(t, now_), isn_.ts_offset(t), hdr);
+}
+
+// RFC 4987 section 3.6. The SYN-ACK is the one a connection would send (a TCB that lives
+// only for this call builds it), with the cookie as ISN and, with timestamps, the
+// client's window scale and SACK-permitted in TSval's low bits (syn_cookie.h). Without
+// timestamps, both are left out of the handshake, since nothing could bring them back.
+void Stack::send_syn_cookie(Listener& l, const FourTuple& t, const TcpRepr& syn) {
+  TcpRepr offer = syn;
+  if (!offer.options.timestamps) {
+    offer.options.wscale.reset();
+    offer.options.sack_permitted = false;
+  }
+  struct Capture final : SegmentSink {
+    bool emit(Instant, const FourTuple&, const TcpRepr& h, std::span<const TxPiece>) override {
+      hdr = h;
+      return true;
+    }
+    TcpRepr hdr;
+  } capture;
+  const std::uint32_t cookie =
+      syn_cookie::make(isn_, t, syn.seq, syn.options.mss.value_or(536), now_);
+  Tcb tcb(clamp(l.cfg_), t, capture, nullptr);
+  tcb.open_passive(now_, cookie, isn_.ts_offset(t), offer);
+  TcpRepr& r = capture.hdr;
+  if (r.options.timestamps)
+    r.options.timestamps->tsval = syn_cookie::encode_ts(
+        r.options.timestamps->tsval, {offer.options.wscale, offer.options.sack_permitted});
+  iface_.send_tcp(now_, t.remote_ip, r, {});
+  ++stats_.syn_cookies_sent;
+}
+
+bool Stack::accept_syn_cookie(Listener& l, const FourTuple& t, const TcpRepr& ack,
+                              bytes_view payload, const BufRef& ref) {
+  if (!ack.has(tcp_flag::ack) || ack.has(tcp_flag::syn) || ack.has(tcp_flag::rst)) return false;
+  const std::uint32_t irs = ack.seq - 1;
+  const std::uint32_t iss = ack.ack - 1;
+  const std::optional<std::uint16_t> mss = syn_cookie::check(isn_, t, irs, iss, now_);
+  if (!mss) return false;
+  if (conns_.count(t)) return false;
+  // The client's SYN as the cookie keeps it: its ISN, MSS and (with timestamps) options.
+  TcpRepr syn;
+  syn.src_port = ack.src_port;
+  syn.dst_port = ack.dst_port;
+  syn.seq = irs;
+  syn.flags = tcp_flag::syn;
+  syn.window = ack.window;
+  syn.options.mss = *mss;
+  if (ack.options.timestamps) {
+    const syn_cookie::TsBits b = syn_cookie::decode_ts(ack.options.timestamps->tsecr);
+    syn.options.wscale = b.wscale;
+    syn.options.sack_permitted = b.sack;
+    syn.options.timestamps = ack.options.timestamps;
+  }
+  Connection* c = create(t, l.cfg_, &l);
+  l.half_open_.push_back(c);
+  c->tcb_.open_from_cookie(now_, iss, isn_.ts_offset(t), syn);
+  ++stats_.syn_cookies_accepted;
+  c->tcb_.on_segment(now_, ack, payload, ref);  // SYN-RECEIVED -> ESTABLISHED (3.10.7.4)
+  return true;
 }
 
 Connection* Stack::create(const FourTuple& t, const TcpConfig& cfg, Listener* parent) {

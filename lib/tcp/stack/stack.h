@@ -41,6 +41,9 @@ struct StackConfig {
   // Received frames all connections together keep pinned in their in-order queues
   // (rx_frame_budget.h); half of a DPDK port's default pool of 8191.
   std::size_t rx_pinned_frames_max = 4096;
+  // RFC 4987 section 3.6: with a listener's half-open backlog full, answer SYNs with SYN
+  // cookies (no state) rather than dropping the oldest half-open connection.
+  bool syn_cookies = true;
 };
 
 struct StackStats {
@@ -48,6 +51,8 @@ struct StackStats {
   std::uint64_t segments_no_connection = 0;
   std::uint64_t syns_received = 0;
   std::uint64_t half_open_evicted = 0;  // SYN backlog full: the oldest half-open dropped
+  // SYN backlog full: SYN-ACKs sent as SYN cookies, and connections their ACK rebuilt.
+  std::uint64_t syn_cookies_sent = 0, syn_cookies_accepted = 0;
   std::uint64_t accept_queue_overflow = 0;
   std::uint64_t connections_opened = 0, connections_closed = 0;
   // Received frames the connections' in-order queues pin now (bounded by
@@ -171,7 +176,11 @@ class Stack final : private TcpSink, private SegmentSink {
 
   TcpConfig clamp(TcpConfig c) const;
   Connection* create(const FourTuple& t, const TcpConfig& cfg, Listener* parent);
-  void on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hdr, bytes_view payload);
+  void on_listen_segment(Listener& l, const FourTuple& t, const TcpRepr& hdr, bytes_view payload,
+                         const BufRef& ref);
+  void send_syn_cookie(Listener& l, const FourTuple& t, const TcpRepr& syn);
+  bool accept_syn_cookie(Listener& l, const FourTuple& t, const TcpRepr& ack, bytes_view payload,
+                         const BufRef& ref);
   void send_reset_for(const FourTuple& t, const TcpRepr& hdr, std::size_t payload_len);
   void child_established(Connection* c);
   void child_gone(Connection* c);

@@ -139,6 +139,12 @@ TEST_F(StackDrop, ConnectionDropsAreSummedAndOutliveTheConnection) {
 }
 
 TEST_F(StackDrop, AnEvictedHalfOpenConnectionKeepsItsDrops) {
+  StackConfig c;  // eviction happens only without SYN cookies
+  c.iface.ip = kOurIp;
+  c.iface.prefix_len = 24;
+  c.isn_key = IsnGenerator::Key{3};
+  c.syn_cookies = false;
+  stack = std::make_unique<Stack>(dev, c, now);
   listen(1);
   feed(hdr(tcp_flag::syn, 1000));
   feed(hdr(tcp_flag::psh, 1001), "no ack bit");

@@ -4,6 +4,8 @@
 // and a SYN flood against a bounded listener.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <memory>
 #include <random>
 #include <vector>
@@ -35,6 +37,7 @@ class StackPair : public ::testing::Test {
     StackConfig cb = ca;
     cb.iface.ip = ip_b;
     cb.isn_key = IsnGenerator::Key{2};
+    cb.syn_cookies = syn_cookies;
     a = std::make_unique<Stack>(*fa, ca, clock.now());
     b = std::make_unique<Stack>(*fb, cb, clock.now());
   }
@@ -137,6 +140,7 @@ class StackPair : public ::testing::Test {
   ManualClock clock;
   MemLink link{roomy()};
   TcpConfig tcp;
+  bool syn_cookies = true;  // b's StackConfig::syn_cookies
   std::unique_ptr<FaultInjector> fa, fb;
   std::unique_ptr<Stack> a, b;
 };
@@ -227,38 +231,69 @@ INSTANTIATE_TEST_SUITE_P(Seeded, StackFaults,
                                            FaultCase{"all", 0.02, 0.02, 0.02, 0.01}),
                          [](const auto& p) { return std::string(p.param.name); });
 
-TEST_F(StackPair, SynFloodKeepsTheBacklogBoundedAndLegitimateClientsGetIn) {
-  // The flood's SYN-ACKs never come back to the attacker (as with spoofed sources): a's
-  // receive side drops every SYN-ACK except those for the legitimate client's port.
-  const std::uint16_t legit_port = 40000;
-  FaultConfig fa_cfg;
-  fa_cfg.rx.loss = 1.0;
-  fa_cfg.rx.filter = [&](const FaultFrameInfo& fi) {
-    if (fi.head.size() < 54 || fi.head[12] != 0x08 || fi.head[13] != 0x00) return false;
-    std::uint16_t dport = static_cast<std::uint16_t>(fi.head[36] << 8 | fi.head[37]);
-    bool synack = (fi.head[47] & 0x12) == 0x12;
-    return synack && dport != legit_port;
-  };
-  tcp.syn_retries = 0;
-  build(fa_cfg);
-  int err = 0;
-  Listener* l = b->listen(80, 8, &err, /*syn_backlog=*/32);
-  for (int i = 0; i < 2000; ++i) {
-    Connection* x = a->connect(ip_b, 80, &err);
-    ASSERT_NE(x, nullptr);
-    a->abort(x);  // forget it at once: nobody answers the SYN-ACK
-    clock.advance(5us);
-    a->poll(clock.now());
-    b->poll(clock.now());
-    ASSERT_LE(l->half_open(), 32u);
+// A SYN flood whose SYN-ACKs never come back to the attacker (as with spoofed sources):
+// a's receive side drops every SYN-ACK except those for the legitimate client's port.
+// Returns the listener after 2000 flooding SYNs, then checks a legitimate client gets in.
+class StackFlood : public StackPair {
+ protected:
+  void flood_then_connect(bool cookies, Listener** out) {
+    const std::uint16_t legit_port = 40000;
+    FaultConfig fa_cfg;
+    fa_cfg.rx.loss = 1.0;
+    fa_cfg.rx.filter = [&](const FaultFrameInfo& fi) {
+      if (fi.head.size() < 54 || fi.head[12] != 0x08 || fi.head[13] != 0x00) return false;
+      std::uint16_t dport = static_cast<std::uint16_t>(fi.head[36] << 8 | fi.head[37]);
+      bool synack = (fi.head[47] & 0x12) == 0x12;
+      return synack && dport != legit_port;
+    };
+    tcp.syn_retries = 0;
+    syn_cookies = cookies;
+    build(fa_cfg);
+    int err = 0;
+    Listener* l = b->listen(80, 8, &err, /*syn_backlog=*/32);
+    *out = l;
+    for (int i = 0; i < 2000; ++i) {
+      Connection* x = a->connect(ip_b, 80, &err);
+      ASSERT_NE(x, nullptr);
+      a->abort(x);  // forget it at once: nobody answers the SYN-ACK
+      clock.advance(5us);
+      a->poll(clock.now());
+      b->poll(clock.now());
+      ASSERT_LE(l->half_open(), 32u);
+    }
+    EXPECT_LE(b->connection_count(), 32u);
+    // A legitimate client still gets through.
+    Connection* c = a->connect(ip_b, 80, &err, nullptr, legit_port);
+    ASSERT_NE(c, nullptr);
+    Connection* s = nullptr;
+    EXPECT_TRUE(run_until([&] { return (s = b->accept(l)) != nullptr && c->established(); }, 10s));
+    // The connection works both ways (with a cookie: its options came back from the cookie).
+    const char msg[] = "after the flood";
+    ASSERT_EQ(c->send({reinterpret_cast<const std::uint8_t*>(msg), sizeof msg}), sizeof msg);
+    std::uint8_t got[sizeof msg] = {};
+    EXPECT_TRUE(run_until([&] { return s && s->tcb().recv_queue().size() == sizeof msg; }, 10s));
+    ASSERT_TRUE(s != nullptr);
+    EXPECT_EQ(s->recv({got, sizeof got}), sizeof msg);
+    EXPECT_EQ(std::memcmp(got, msg, sizeof msg), 0);
   }
+};
+
+// RFC 4987 section 3.6: with the half-open backlog full, SYNs get stateless SYN cookies;
+// the flood holds no memory beyond the backlog, and a client that completes the handshake
+// gets in (through its cookie, the backlog still being full of the flood's connections).
+TEST_F(StackFlood, SynFloodIsAnsweredWithCookiesAndLegitimateClientsGetIn) {
+  Listener* l = nullptr;
+  flood_then_connect(true, &l);
+  EXPECT_GT(b->stats().syn_cookies_sent, 1900u);
+  EXPECT_EQ(b->stats().half_open_evicted, 0u);
+  EXPECT_EQ(b->stats().syn_cookies_accepted, 1u);
+}
+
+TEST_F(StackFlood, WithoutCookiesASynFloodEvictsTheOldestHalfOpen) {
+  Listener* l = nullptr;
+  flood_then_connect(false, &l);
   EXPECT_GT(b->stats().half_open_evicted, 1900u);
-  EXPECT_LE(b->connection_count(), 32u);
-  // A legitimate client still gets through.
-  Connection* c = a->connect(ip_b, 80, &err, nullptr, legit_port);
-  ASSERT_NE(c, nullptr);
-  Connection* s = nullptr;
-  EXPECT_TRUE(run_until([&] { return (s = b->accept(l)) != nullptr && c->established(); }, 10s));
+  EXPECT_EQ(b->stats().syn_cookies_sent, 0u);
 }
 
 }  // namespace
