@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "../net/net_fixture.h"
+#include "base/endian.h"
 #include "tcp/stack/stack.h"
 
 namespace esock::tcp::test {
@@ -152,6 +153,42 @@ TEST_F(StackDrop, AnEvictedHalfOpenConnectionKeepsItsDrops) {
   EXPECT_EQ(stack->stats().half_open_evicted, 1u);
   EXPECT_EQ(stack->connection_count(), 1u);
   expect_only(DropReason::no_ack);
+}
+
+// A device that stays full must not make the stack's retry list grow: every refused
+// connection was queued again once per refused segment and retried once per queued copy,
+// so the list doubled every poll (2^20 entries after 20 polls; found by fuzz_tcp_listen).
+TEST_F(StackDrop, AFullDeviceRetriesEachConnectionOncePerPoll) {
+  Listener* l = listen();
+  // The peer's MAC first (its ARP request), so the SYN-ACK leaves at once.
+  feed(arp_frame(ArpOp::request, kPeerMac, kPeerIp, MacAddr{}, kOurIp, MacAddr::broadcast()));
+  dev.sent.clear();
+  feed(hdr(tcp_flag::syn, 1000));
+  ASSERT_EQ(dev.sent.size(), 1u);
+  // Our SYN-ACK's sequence number, from the frame: Ethernet, IPv4 (no options), TCP.
+  const Bytes& synack = dev.sent.back().bytes;
+  const std::uint32_t iss = load_be32(&synack[eth_header_len + ipv4_min_header + 4]);
+  feed(hdr(tcp_flag::ack, 1001, iss + 1));
+  Connection* c = stack->accept(l);
+  ASSERT_NE(c, nullptr);
+  dev.full = true;
+  const std::string data(4000, 'x');
+  c->send({reinterpret_cast<const std::uint8_t*>(data.data()), data.size()});
+  // Out of order (a hole at 1001): an ACK is due at once (RFC 5681 4.2), so each round the
+  // connection is refused twice, for its data and for the ACK.
+  feed(hdr(tcp_flag::ack | tcp_flag::psh, 1101, iss + 1), "an ACK is due");
+  std::uint64_t refused = 0;
+  for (int i = 0; i < 24; ++i) {
+    now += 1ms;
+    const std::uint64_t before = dev.stats().tx_dropped;
+    stack->poll(now);
+    refused = dev.stats().tx_dropped - before;
+    ASSERT_LE(refused, 4u) << "poll " << i;
+  }
+  dev.full = false;
+  now += 1ms;
+  stack->poll(now);
+  EXPECT_GT(dev.sent.size(), 1u);  // the data goes out once the device has room
 }
 
 }  // namespace
