@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -112,6 +114,9 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   std::string why;
   int err = rt.use_stack(p, &why);
   auto l = std::make_unique<StackListen>();
+  l->mpa = mpa_config(false, s->msgmode(), s->rawmode());
+  l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
+  l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
   if (err == 0) l->pl = p.listen(static_cast<std::uint16_t>(port), backlog, &err, &why);
   if (!l->pl) {
     debug("listen", why);
@@ -138,23 +143,23 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
   for (;;) {
     if (ls.state() != Socket::State::listening) return errno_fail(EBADF);  // closed meanwhile
     if (ls.orphaned || !ls.lis) return errno_fail(EOPNOTSUPP);             // a fork child's copy
-    auto pc = ls.lis->pl->accept(mpa_config(false, ls.msgmode(), ls.rawmode()));
-    if (!pc) {
+    // Only negotiated connections are here: the runtime runs MPA set-up in its rounds
+    // (DdpRuntime::service_listener), so a slow or silent peer delays no accept.
+    rt.service_listener(ls);
+    if (ls.lis->ready.empty()) {
       if (ls.nonblocking) return errno_fail(EAGAIN);
       rt.wait(lk);
       continue;
     }
-    pc->hold_input(true);
+    std::unique_ptr<ProviderConn> pc = std::move(ls.lis->ready.front());
+    ls.lis->ready.pop_front();
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());
     s->set_rawmode(ls.rawmode());
-    // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener; a
-    // connection that fails it is never delivered (docs/stream-protocol.md section 3).
     sockaddr_in peer{};
     socklen_t plen = sizeof peer;
-    int err = settle(lk, *pc, deadline());
-    if (err == 0) pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen);
-    if (err == 0) err = attach(std::move(pc), false, *s);
+    pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen);
+    int err = attach(std::move(pc), false, *s);
     if (err != 0) {
       s->conn.reset();
       if (ls.nonblocking) return errno_fail(EAGAIN);

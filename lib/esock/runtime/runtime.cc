@@ -73,6 +73,8 @@ void Conn::release() {
 }
 
 void StackListen::release() {
+  ready.clear();  // connections nobody accepted go with the listener, as TCP's do
+  negotiating.clear();
   pl.reset();
   close_all({&sig_a, &sig_l, &opt_fd});
 }
@@ -285,10 +287,32 @@ void DdpRuntime::service_raw(Socket& s) {
   close_step(c, c.pc->transport_state(), !c.pc->output_pending());
 }
 
-// An own-stack listener's number is readable while a connection waits to be accepted.
 void DdpRuntime::service_listener(Socket& s) {
   StackListen& l = *s.lis;
-  set_readable(l.sig_a, l.sig_l, l.pl->pending(), &l.sig_readable);
+  const Instant now = clock_.now();
+  // New TCP connections start MPA as the responder (RFC 5044 section 7.1), within bounds.
+  while (l.negotiating.size() < StackListen::max_negotiating &&
+         l.negotiating.size() + l.ready.size() < l.backlog && l.pl->pending()) {
+    std::unique_ptr<ProviderConn> pc = l.pl->accept(l.mpa);
+    if (!pc) break;
+    pc->hold_input(true);  // nothing past MPA is read before the application accepts
+    l.negotiating.push_back({std::move(pc), now + l.setup_timeout});
+  }
+  for (auto it = l.negotiating.begin(); it != l.negotiating.end();) {
+    const int st = it->pc->setup_state();
+    if (st == 0) {
+      l.ready.push_back(std::move(it->pc));
+    } else if (st != EINPROGRESS) {
+      ++l.setup_failed;  // never delivered (docs/stream-protocol.md section 3)
+    } else if (now >= it->deadline) {
+      ++l.setup_timed_out;  // released: the transport is reset
+    } else {
+      ++it;
+      continue;
+    }
+    it = l.negotiating.erase(it);
+  }
+  set_readable(l.sig_a, l.sig_l, !l.ready.empty(), &l.sig_readable);
 }
 
 void DdpRuntime::loop() {

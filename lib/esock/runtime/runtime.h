@@ -120,6 +120,9 @@ class DdpRuntime {
   // One progress round of a connected socket, as the progress thread runs it after
   // polling: engine progress, readiness signals, the close ladder.
   void service(Socket& s);
+  // An own-stack listener's round: MPA set-up of new connections off the accept path
+  // (StackListen), and its number readable while a negotiated connection waits.
+  void service_listener(Socket& s);
 
  private:
   void loop();
@@ -131,7 +134,6 @@ class DdpRuntime {
   bool app_polling(CallClock::time_point now);
   void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
   void service_all();
-  void service_listener(Socket& s);
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);

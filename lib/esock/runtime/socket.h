@@ -5,9 +5,11 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 
+#include "base/time.h"
 #include "esock/estp/stream.h"
 #include "esock/providers/provider.h"
 #include "esock/rawmode/raw_qp.h"
@@ -46,6 +48,24 @@ struct StackListen {
   std::unique_ptr<ProviderListener> pl;
   int sig_a = -1, sig_l = -1, opt_fd = -1;
   bool sig_readable = false;
+
+  // Set-up off the accept path (ARCHITECTURE.md, issue 20 item 7): the runtime takes TCP
+  // connections from the stack's accept queue and runs their MPA negotiation in its rounds;
+  // accept() returns only negotiated ones, so a slow or silent peer delays nobody. Bounded:
+  // at most max_negotiating at a time, each for setup_timeout, and no more than backlog
+  // negotiating and ready together (the rest wait in TCP's own accept queue).
+  struct Negotiating {
+    std::unique_ptr<ProviderConn> pc;
+    Instant deadline;
+  };
+  static constexpr std::size_t max_negotiating = 64;
+  mpa::Config mpa;  // the responder's settings, fixed at listen()
+  std::size_t backlog = 1;
+  Duration setup_timeout{};
+  std::deque<Negotiating> negotiating;
+  std::deque<std::unique_ptr<ProviderConn>> ready;
+  // Connections never delivered: negotiation failed (rejected, reset, not MPA) or timed out.
+  std::uint64_t setup_failed = 0, setup_timed_out = 0;
 };
 
 class Socket {
