@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "esock/process/config.h"
+#include "esock/providers/dpdk_debris.h"
 #include "esock/providers/provider.h"
 #include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
@@ -251,6 +253,14 @@ class DpdkProvider final : public Provider {
     }
     ip_ = rc.stack.iface.ip;
     memif_socket_ = memif_server_socket(cfg_.dpdk_vdev);
+    // What a process killed earlier left behind would make this start fail or pile up.
+    const std::string removed = remove_stale_debris(memif_socket_);
+    if (cfg_.debug && !removed.empty()) std::fprintf(stderr, "esock: dpdk: %s", removed.c_str());
+    // EAL's directory is named now (as Eal::init would: one EAL per process), so a signal
+    // during bring-up, once the memif socket exists, removes it too.
+    if (cfg_.dpdk_file_prefix.empty())
+      cfg_.dpdk_file_prefix = "esock-" + std::to_string(::getpid()) + "-0";
+    remove_debris_on_signals(memif_socket_, eal_runtime_root() + "/" + cfg_.dpdk_file_prefix);
     rc.vdev = cfg_.dpdk_vdev;
     // MTU (ESOCK_DPDK_MTU): as configured, else the port's.
     const unsigned mtu = cfg_.dpdk_mtu;
@@ -273,6 +283,7 @@ class DpdkProvider final : public Provider {
       *why = "DPDK: " + *why;
       return ENODEV;
     }
+    remove_debris_on_signals(memif_socket_, rt_->eal_runtime_dir());
     return 0;
   }
 

@@ -86,6 +86,10 @@ void Runtime::abandon_at_exit() {
   (void)dpdk_.release();
 }
 
+std::string Runtime::eal_runtime_dir() const {
+  return dpdk_ && dpdk_->eal ? dpdk_->eal->runtime_dir() : std::string{};
+}
+
 bool Runtime::link_up() const {
   return dpdk_->dev->link_up();
 }

@@ -66,6 +66,8 @@ class Runtime {
   // same moment). Nothing may use this runtime afterwards; the destructor then does nothing.
   void abandon_at_exit();
   bool link_up() const;  // the DPDK port's link state (memif: the peer is attached)
+  // EAL's runtime directory (/var/run/dpdk/PREFIX), or empty without DPDK.
+  std::string eal_runtime_dir() const;
   const FaultInjector* faults() const { return faults_.get(); }
 
  private:

@@ -203,5 +203,59 @@ if command -v nc >/dev/null; then
 else
 	echo "SKIP loopback_bind_stays_kernel: no nc"
 fi
+# Compatibility (issue 14, item 6): a dpdk server stopped by SIGTERM or SIGINT leaves
+# neither its memif socket file nor EAL's runtime directory, so the next start on the same
+# socket works; what SIGKILL leaves (nothing can catch it) the next start removes. Before,
+# the next start failed "Address already in use" and /var/run/dpdk/esock-PID-N piled up.
+if command -v nc >/dev/null; then
+	N=$((N + 1))
+	dsock="$TMP/memif$N.sock"
+	dport=$((20000 + ($$ + N) % 20000))
+	# dstart NAME [WAIT_FOR_LOG]: a listener whose stack is up once its memif socket exists
+	# (after the log line, when given). A background job of a script ignores SIGINT; env
+	# gives it back its default, as a program started from a terminal has it.
+	dstart() {
+		env --default-signal=INT "$ESOCKRUN" --ddp -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server "$dsock")" \
+			-e "ESOCK_DPDK_IP=$S_IP/24" -e "ESOCK_DEBUG=1" nc -l "$dport" >"$OUT/debris.$1.log" 2>&1 &
+		dpid=$!
+		local i
+		if [ -n "${2:-}" ]; then
+			for i in $(seq 1 500); do grep -q "$2" "$OUT/debris.$1.log" && break; sleep 0.02; done
+		fi
+		for i in $(seq 1 500); do [ -S "$dsock" ] && return 0; sleep 0.02; done
+		return 1
+	}
+	ok=1
+	for sig in TERM INT; do
+		dstart "$sig" || ok=0
+		kill -"$sig" "$dpid"
+		timeout 10 tail --pid="$dpid" -f /dev/null || { ok=0; kill -KILL "$dpid"; }
+		wait "$dpid" 2>/dev/null
+		if [ -e "$dsock" ] || [ -d "/var/run/dpdk/esock-$dpid-0" ]; then
+			echo "  SIG$sig left debris: $(ls -d "$dsock" "/var/run/dpdk/esock-$dpid-"* 2>/dev/null)"
+			ok=0
+		fi
+	done
+	dstart kill || ok=0
+	kill -KILL "$dpid"
+	wait "$dpid" 2>/dev/null
+	killed=$dpid
+	[ -S "$dsock" ] || ok=0 # SIGKILL: the file stays behind ...
+	dstart restart "removed the stale memif socket" || ok=0 # ... the next start removes it
+	grep -q "removed the stale memif socket" "$OUT/debris.restart.log" || ok=0
+	[ -d "/var/run/dpdk/esock-$killed-0" ] && ok=0
+	kill -TERM "$dpid"
+	timeout 10 tail --pid="$dpid" -f /dev/null || { ok=0; kill -KILL "$dpid"; }
+	wait "$dpid" 2>/dev/null
+	if [ $ok = 1 ]; then
+		echo "PASS dpdk_debris_removed_on_signals_and_restart"
+	else
+		echo "FAIL dpdk_debris_removed_on_signals_and_restart"
+		cat "$OUT"/debris.*.log
+		FAILED=1
+	fi
+else
+	echo "SKIP dpdk_debris_removed_on_signals_and_restart: no nc"
+fi
 [ $FAILED = 0 ] && echo "all passed"
 exit $FAILED
