@@ -3,6 +3,7 @@
 // This file: what both provider kinds share, and the kernel-TCP path (ksock).
 #include "esock/ddpmode/conn.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "esock/ddpmode/ops.h"
@@ -181,6 +183,31 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   }
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p->own_stack() && addr != nullptr && len >= sizeof(sockaddr_in) &&
+      addr->sa_family == AF_INET) {
+    // The own stack has no loopback and cannot reach its own address (docs/sockets.md,
+    // "Limits"): such a connect timed out after ESOCK_TIMEOUT_MS with no hint. A socket
+    // esockrun --ddp armed is given back to the kernel, which connects it; one the
+    // application made DDPMODE fails at once.
+    sockaddr_in dst;
+    std::memcpy(&dst, addr, sizeof dst);
+    const in_addr_t d = dst.sin_addr.s_addr;
+    const bool loopback = (ntohl(d) >> 24) == 127;
+    if (loopback || (d != 0 && d == stack_address())) {
+      // Its own address is no kernel address either: nothing to give back there.
+      const int err = loopback ? ddp_give_back_implicit(fd, ENETUNREACH) : ENETUNREACH;
+      if (err != 0) {
+        if (config().debug) {
+          char text[INET_ADDRSTRLEN] = "?";
+          ::inet_ntop(AF_INET, &dst.sin_addr, text, sizeof text);
+          std::fprintf(stderr, "esock: connect: the %s provider's stack cannot reach %s\n",
+                       p->name(), text);
+        }
+        return errno_fail(err);
+      }
+      return ESOCK_LIBC(connect)(fd, addr, len);
+    }
+  }
   if (p->own_stack()) return stack_connect(*p, fd, s, addr, len);
   if (ESOCK_LIBC(connect)(fd, addr, len) < 0) {
     if (errno != EINPROGRESS) return -1;

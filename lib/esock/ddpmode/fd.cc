@@ -103,7 +103,18 @@ int ddp_option_fd(int fd) {
   return fd;
 }
 
-namespace {
+int ddp_give_back_implicit(int fd, int refuse) {
+  auto s = fd_get(fd);
+  // (Another number naming it, from dup, would keep it DDPMODE there: refused too.)
+  if (!s || !s->implicit || s->fd_refs.load() > 1) return refuse;
+  {
+    std::lock_guard lk(s->mu);
+    if (s->state() != Socket::State::armed) return EINVAL;  // listening or connected
+  }
+  (void)fd_take(fd);
+  return 0;
+}
+
 // The own stack's address (ESOCK_DPDK_IP, "A.B.C.D/NN"), network order; 0 if unset.
 in_addr_t stack_address() {
   const std::string& text = config().dpdk_ip;
@@ -111,7 +122,6 @@ in_addr_t stack_address() {
   if (::inet_pton(AF_INET, text.substr(0, text.find('/')).c_str(), &a) != 1) return 0;
   return a.s_addr;
 }
-}  // namespace
 
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
   // An own-stack provider's addresses are not the kernel's: the kernel socket binds the
@@ -129,20 +139,10 @@ int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
     // only (a loopback-only one, typically). A socket esockrun --ddp made DDPMODE goes back
     // to being the plain kernel socket the program asked for; one the application made
     // DDPMODE itself cannot have iWARP there: EADDRNOTAVAIL.
-    auto s = fd_get(fd);
-    // (Another number naming it, from dup, would keep it DDPMODE there: refused too.)
-    if (!s || !s->implicit || s->fd_refs.load() > 1) {
-      errno = EADDRNOTAVAIL;
+    if (const int err = ddp_give_back_implicit(fd, EADDRNOTAVAIL); err != 0) {
+      errno = err;
       return -1;
     }
-    {
-      std::lock_guard lk(s->mu);
-      if (s->state() != Socket::State::armed) {
-        errno = EINVAL;  // already bound and listening, or connected
-        return -1;
-      }
-    }
-    (void)fd_take(fd);
     return ESOCK_LIBC(bind)(fd, addr, len);
   }
   a.sin_addr.s_addr = htonl(INADDR_ANY);

@@ -2,6 +2,8 @@
 // Same contract as the libc calls they stand for: -1 (or MAP) with errno set on failure.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -35,6 +37,12 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 // The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
 int ddp_option_fd(int fd);
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len);
+// An own-stack provider cannot serve this socket where its program points it (an address
+// the stack does not have, or loopback): one esockrun --ddp made DDPMODE goes back to
+// being the plain kernel socket (0), one the application made DDPMODE gets `refuse`.
+int ddp_give_back_implicit(int fd, int refuse);
+// The own stack's address (ESOCK_DPDK_IP), network order; 0 if unset.
+in_addr_t stack_address();
 // A new IPv4 TCP socket: armed in DDPMODE when the configuration says every one is.
 void ddp_socket_created(int fd);
 

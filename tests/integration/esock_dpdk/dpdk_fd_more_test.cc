@@ -232,6 +232,28 @@ TEST(DpdkFd, BindToAnAddressTheStackDoesNotHaveIsRefused) {
   ::close(fd);
 }
 
+// Compatibility (issue 14, item 6): the stack has no loopback and cannot reach its own
+// address; a DDPMODE connect there timed out after ESOCK_TIMEOUT_MS (10 s) with no hint.
+// Now it fails at once with ENETUNREACH (a socket esockrun --ddp armed on its own goes
+// back to the kernel instead: dpdk_loopback_connect_goes_to_the_kernel in the
+// examples_over_memif suite).
+TEST(DpdkFd, ConnectToLoopbackOrTheStacksOwnAddressFailsAtOnce) {
+  for (const char* ip : {"127.0.0.1", "127.1.2.3", esock_dpdk_test::kOwnIp}) {
+    const int fd = ddp_socket();
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(9);
+    ::inet_pton(AF_INET, ip, &a.sin_addr);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), -1) << ip;
+    EXPECT_EQ(errno, ENETUNREACH) << ip;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << ip;
+    EXPECT_EQ(esock_is_ddp(fd), 1);
+    ::close(fd);
+  }
+}
+
 TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
   std::uint16_t port = 0;
   const int l = ddp_listener(&port, false, INADDR_ANY);
