@@ -8,6 +8,7 @@
 // which every program under esockrun would otherwise pay for, pass-through ones included.
 #include <arpa/inet.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,7 +61,7 @@ bool is_memif(const std::string& devargs) {
 
 // The socket file a net_memif server creates (role=server, socket=PATH, socket-abstract=no),
 // or empty: closing the port would remove it, and exit does not close the port.
-std::string memif_server_socket(const std::string& devargs) {
+std::string memif_socket(const std::string& devargs, bool want_server) {
   if (!is_memif(devargs)) return {};
   std::string path;
   bool server = false, file = false;
@@ -73,7 +74,26 @@ std::string memif_server_socket(const std::string& devargs) {
     if (kv.rfind("socket=", 0) == 0) path = kv.substr(7);
     at = next;
   }
-  return server && file ? path : std::string{};
+  return server == want_server && file ? path : std::string{};
+}
+
+std::string memif_server_socket(const std::string& devargs) {
+  return memif_socket(devargs, true);
+}
+
+// A memif client started before its server found no socket and never retried ("Failed to
+// connect socket", then the connect failed): it waits for the server's socket file, up to
+// the set-up timeout, before bringing the port up (issue 14, item 6).
+void wait_for_memif_server(const std::string& devargs, int timeout_ms, bool debug) {
+  const std::string path = memif_socket(devargs, false);
+  if (path.empty()) return;
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    if (waited == 10 && debug)
+      std::fprintf(stderr, "esock: dpdk: waiting for the memif server's socket %s\n", path.c_str());
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return;
+    ::usleep(10 * 1000);
+  }
 }
 
 class DpdkProvider;
@@ -261,6 +281,7 @@ class DpdkProvider final : public Provider {
     if (cfg_.dpdk_file_prefix.empty())
       cfg_.dpdk_file_prefix = "esock-" + std::to_string(::getpid()) + "-0";
     remove_debris_on_signals(memif_socket_, eal_runtime_root() + "/" + cfg_.dpdk_file_prefix);
+    wait_for_memif_server(cfg_.dpdk_vdev, cfg_.timeout_ms, cfg_.debug);
     rc.vdev = cfg_.dpdk_vdev;
     // MTU (ESOCK_DPDK_MTU): as configured, else the port's.
     const unsigned mtu = cfg_.dpdk_mtu;

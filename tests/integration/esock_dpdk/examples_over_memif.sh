@@ -231,6 +231,37 @@ else
 	echo "SKIP dpdk_loopback_connect_goes_to_the_kernel: no nc"
 fi
 
+# Compatibility (issue 14, item 6): a memif client started before its server waits for the
+# server's socket (up to ESOCK_TIMEOUT_MS) instead of failing. Before: "memif_connect_client():
+# Failed to connect socket" and nc exited 1. The server starts once the client says it waits.
+if command -v nc >/dev/null; then
+	N=$((N + 1))
+	port=$((20000 + ($$ + N) % 20000))
+	wsock="$TMP/memif$N.sock"
+	echo "client came first" | timeout 20 "$ESOCKRUN" --ddp -p dpdk \
+		-e "ESOCK_DPDK_VDEV=$(vdev client "$wsock")" -e "ESOCK_DPDK_IP=$C_IP/24" -e "ESOCK_DEBUG=1" \
+		nc -q 1 "$S_IP" "$port" >"$OUT/client_first.client.log" 2>&1 &
+	cpid=$!
+	for _ in $(seq 1 500); do
+		grep -q "waiting for the memif server" "$OUT/client_first.client.log" && break
+		sleep 0.02
+	done
+	timeout 20 "$ESOCKRUN" --ddp -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server "$wsock")" \
+		-e "ESOCK_DPDK_IP=$S_IP/24" nc -l "$port" >"$OUT/client_first.server.log" 2>&1
+	wait "$cpid"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "waiting for the memif server" "$OUT/client_first.client.log" &&
+		grep -q "client came first" "$OUT/client_first.server.log"; then
+		echo "PASS dpdk_memif_client_waits_for_its_server"
+	else
+		echo "FAIL dpdk_memif_client_waits_for_its_server (rc $rc)"
+		cat "$OUT/client_first.client.log"
+		FAILED=1
+	fi
+else
+	echo "SKIP dpdk_memif_client_waits_for_its_server: no nc"
+fi
+
 # Compatibility (issue 14, item 6): a dpdk server stopped by SIGTERM or SIGINT leaves
 # neither its memif socket file nor EAL's runtime directory, so the next start on the same
 # socket works; what SIGKILL leaves (nothing can catch it) the next start removes. Before,
