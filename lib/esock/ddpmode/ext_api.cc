@@ -153,14 +153,8 @@ int ext_dereg_mr(int fd, std::uint32_t stag) {
   // (deregistered), and one the peer's Read already took waits for TCP to let go of its
   // octets (ACK, or the connection's end), at most ESOCK_TIMEOUT_MS: a peer that neither
   // ACKs nor lets TCP give up then has the connection reset. Issue 20, item 1.
-  const auto deadline =
-      DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
-  while (s->conn && s->conn->raw && s->conn->pc && s->conn->pc->verbs().reads_from(stag)) {
-    if (!rt.wait_until(lk, deadline)) {
-      rt.reset(*s, ETIMEDOUT);
-      break;
-    }
-  }
+  rt.wait_or_reset(lk, *s, std::chrono::milliseconds(config().timeout_ms),
+                   [&] { return s->conn && s->conn->pc && s->conn->pc->verbs().reads_from(stag); });
   return 0;
 }
 

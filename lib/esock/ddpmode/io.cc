@@ -74,17 +74,9 @@ std::size_t total_len(const msghdr* m) {
 // ACKs nor lets TCP give up (a zero window it keeps answering probes for) holds it at most
 // ESOCK_TIMEOUT_MS: then the connection is reset.
 void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
-  const auto deadline =
-      DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
-  while (s.conn && s.conn->stream) {
-    estp::Stream& st = *s.conn->stream;
-    st.cancel_rndv();
-    if (st.rndv_released()) return;
-    if (!rt.wait_until(lk, deadline)) {
-      rt.reset(s, ETIMEDOUT);
-      return;
-    }
-  }
+  if (s.conn && s.conn->stream) s.conn->stream->cancel_rndv();
+  rt.wait_or_reset(lk, s, std::chrono::milliseconds(config().timeout_ms),
+                   [&] { return s.conn && s.conn->stream && !s.conn->stream->rndv_released(); });
 }
 
 ssize_t write_error(int err, int flags) {

@@ -30,10 +30,10 @@ class Verbs {
   virtual ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) = 0;
   virtual int dereg_mr(ddp::stag_t stag) = 0;
   // Whether the connection may still read the memory of region `stag` after it was
-  // deregistered: a peer's RDMA Read still being answered from it, or octets sent from it
-  // by reference that the transport may retransmit (ddp::Qp::reads_from). The owner gives
-  // the memory back to the application only once this is false. A provider whose
-  // deregistration waits for the device itself (an RNIC's) answers false.
+  // deregistered: octets sent from it by reference that the transport may retransmit
+  // (ddp::Qp::reads_from; what is not sent yet re-checks the region and is never read).
+  // The owner gives the memory back to the application only once this is false. A
+  // provider whose deregistration waits for the device itself (an RNIC's) answers false.
   virtual bool reads_from(ddp::stag_t) const { return false; }
   virtual std::size_t poll_send_cq(std::span<ddp::Completion> out) = 0;
   virtual std::size_t poll_recv_cq(std::span<ddp::Completion> out) = 0;

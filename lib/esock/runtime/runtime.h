@@ -25,6 +25,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -113,6 +114,20 @@ class DdpRuntime {
   // Gives the connection up at once (the transport is reset when it still holds octets
   // sent by reference): the socket fails with err, blocked calls on it return.
   void reset(Socket& s, int err);
+  // Waits round by round while held() (called under the lock) is true, at most `limit`;
+  // past it the connection is given up: reset(s, ETIMEDOUT). For memory the application
+  // gets back only once nothing reads it (issue 20, item 1).
+  template <class F>
+  void wait_or_reset(std::unique_lock<RuntimeMutex>& lk, Socket& s, CallClock::duration limit,
+                     F held) {
+    const CallClock::time_point deadline = CallClock::now() + limit;
+    while (held()) {
+      if (!wait_until(lk, deadline)) {
+        reset(s, ETIMEDOUT);
+        return;
+      }
+    }
+  }
   int waiters() const { return blocked_; }  // threads blocked in wait(), polling or not (tests)
   std::uint64_t inline_rounds() const { return inline_rounds_; }  // rounds run by wait() (tests)
   std::uint64_t inline_sleeps() const { return inline_sleeps_; }  // ... that slept (tests)

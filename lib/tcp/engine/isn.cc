@@ -2,12 +2,14 @@
 
 #include <sodium.h>
 
+#include <algorithm>
+
 #include "base/endian.h"
 
 namespace esock::tcp {
 
 namespace {
-// Domain separation: the first input byte tells the two uses of the key apart.
+// Domain separation: the first input byte tells the uses of the key apart.
 constexpr std::uint8_t domain_isn = 0x01;
 constexpr std::uint8_t domain_ts = 0x02;
 constexpr std::uint8_t domain_cookie = 0x03;
@@ -28,27 +30,27 @@ IsnGenerator IsnGenerator::with_random_key() {
   return IsnGenerator(key);
 }
 
-std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t, std::uint32_t a,
-                                 std::uint32_t b) const {
-  // Fixed big-endian layout: the result does not depend on host byte order. The ISN and
-  // timestamp uses hash the first 13 octets only, as they always did.
-  std::array<std::uint8_t, 21> in{};
+std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t,
+                                 std::span<const std::uint32_t> extra) const {
+  // Fixed big-endian layout: the result does not depend on host byte order. Input: the
+  // domain byte, the tuple (12 octets), then the extra words (none for the ISN's F).
+  std::array<std::uint8_t, 13 + 4 * max_extra> in{};
   in[0] = domain;
   store_be32(&in[1], t.local_ip.v);
   store_be16(&in[5], t.local_port);
   store_be32(&in[7], t.remote_ip.v);
   store_be16(&in[11], t.remote_port);
-  const std::size_t n = domain == domain_cookie ? 21 : 13;
-  store_be32(&in[13], a);
-  store_be32(&in[17], b);
+  const std::size_t words = std::min(extra.size(), max_extra);
+  for (std::size_t i = 0; i < words; ++i) store_be32(&in[13 + 4 * i], extra[i]);
   std::array<std::uint8_t, crypto_shorthash_siphash24_BYTES> out{};
-  crypto_shorthash_siphash24(out.data(), in.data(), n, key_.data());
+  crypto_shorthash_siphash24(out.data(), in.data(), 13 + 4 * words, key_.data());
   return load_be32(out.data());
 }
 
 std::uint32_t IsnGenerator::cookie_mac(const FourTuple& tuple, std::uint32_t irs,
                                        std::uint32_t tick) const {
-  return hash(domain_cookie, tuple, irs, tick);
+  const std::uint32_t extra[] = {irs, tick};
+  return hash(domain_cookie, tuple, extra);
 }
 
 std::uint32_t IsnGenerator::isn(const FourTuple& tuple, Instant now) const {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "base/time.h"
 #include "tcp/wire/addr.h"
@@ -35,8 +37,9 @@ class IsnGenerator {
   std::uint32_t cookie_mac(const FourTuple& tuple, std::uint32_t irs, std::uint32_t tick) const;
 
  private:
-  std::uint32_t hash(std::uint8_t domain, const FourTuple& tuple, std::uint32_t a = 0,
-                     std::uint32_t b = 0) const;
+  static constexpr std::size_t max_extra = 2;  // words after the tuple (cookie: ISN, tick)
+  std::uint32_t hash(std::uint8_t domain, const FourTuple& tuple,
+                     std::span<const std::uint32_t> extra = {}) const;
   Key key_;
 };
 

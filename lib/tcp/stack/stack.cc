@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <tuple>
 #include <vector>
 
 #include "tcp/engine/no_tcb.h"
@@ -37,18 +36,11 @@ bool Stack::poll(Instant now) {
   if (!blocked_.empty()) {
     std::vector<FourTuple> retry;
     retry.swap(blocked_);
-    // Each connection once per round: one refused again goes back on blocked_ for the next
-    // round (a duplicate here retried it again and queued it twice more: the list doubled
-    // every poll while the device stayed full; found by fuzz_tcp_listen).
-    std::sort(retry.begin(), retry.end(), [](const FourTuple& a, const FourTuple& b) {
-      return std::tie(a.local_ip.v, a.local_port, a.remote_ip.v, a.remote_port) <
-             std::tie(b.local_ip.v, b.local_port, b.remote_ip.v, b.remote_port);
-    });
-    retry.erase(std::unique(retry.begin(), retry.end()), retry.end());
     for (const FourTuple& t : retry) {
       auto it = conns_.find(t);
-      if (it != conns_.end() && it->second->tcb_.device_blocked())
-        it->second->tcb_.on_device_ready(now_);
+      if (it == conns_.end()) continue;
+      it->second->retry_queued_ = false;  // refused again: queued again, for the next round
+      if (it->second->tcb_.device_blocked()) it->second->tcb_.on_device_ready(now_);
     }
     iface_.flush();
     work = true;
@@ -106,8 +98,16 @@ StackStats Stack::stats() const {
 bool Stack::emit(Instant now, const FourTuple& t, const TcpRepr& hdr,
                  std::span<const TxPiece> payload) {
   bool ok = iface_.send_tcp(now, t.remote_ip, hdr, payload);
-  // One entry per connection and refusal run (its segments are refused one after another).
-  if (!ok && (blocked_.empty() || !(blocked_.back() == t))) blocked_.push_back(t);
+  if (!ok) {
+    // Each connection is queued once: queued per refusal, a connection refused for its data
+    // and then its ACK went on twice, each copy retried it, and the list doubled every poll
+    // while the device stayed full (found by fuzz_tcp_listen).
+    auto it = conns_.find(t);
+    if (it != conns_.end() && !it->second->retry_queued_) {
+      it->second->retry_queued_ = true;
+      blocked_.push_back(t);
+    }
+  }
   return ok;
 }
 

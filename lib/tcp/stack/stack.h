@@ -105,6 +105,7 @@ class Connection final : private TcbUser {
   TcbUser* user_ = nullptr;
   Listener* parent_;  // set while in SYN-RECEIVED or waiting in an accept queue
   bool released_ = false;
+  bool retry_queued_ = false;  // on the stack's blocked_ list (once, however often refused)
 };
 
 class Listener {
@@ -199,7 +200,7 @@ class Stack final : private TcpSink, private SegmentSink {
   std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash> conns_;
   std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
   std::uint32_t port_cursor_ = 0;
-  std::vector<FourTuple> blocked_;  // connections whose last segment the device refused
+  std::vector<FourTuple> blocked_;  // connections whose last segment the device refused, once each
   StackStats stats_;                // drops: only those counted by the stack itself
   DropCounters retired_drops_;      // of connections already freed
 };

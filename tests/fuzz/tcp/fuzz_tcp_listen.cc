@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz_reader.h"
 #include "tcp/stack/stack.h"
 #include "tcp/wire/arp.h"
 #include "tcp/wire/checksum.h"
@@ -145,13 +146,7 @@ class FuzzDevice final : public Device {
   bool must_drain_ = false;  // and takes them again for at least one poll after
 };
 
-struct Reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t u8() { return n ? (--n, *p++) : 0; }
-  std::uint16_t u16() { return static_cast<std::uint16_t>(u8() << 8 | u8()); }
-  std::uint32_t u32() { return std::uint32_t{u16()} << 16 | u16(); }
-};
+using fuzz::Reader;
 
 // A frame from remote `who` to us carrying `h` and `data`, checksums valid.
 Bytes peer_tcp_frame(std::size_t who, const TcpRepr& h, bytes_view data) {

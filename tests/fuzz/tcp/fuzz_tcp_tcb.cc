@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/seq32.h"
+#include "fuzz_reader.h"
 #include "tcp/engine/tcb.h"
 
 using namespace esock;
@@ -28,13 +29,7 @@ struct Sink : SegmentSink {
   std::uint64_t count = 0;
 };
 
-struct Reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t u8() { return n ? (--n, *p++) : 0; }
-  std::uint16_t u16() { return static_cast<std::uint16_t>(u8() << 8 | u8()); }
-  std::uint32_t u32() { return std::uint32_t{u16()} << 16 | u16(); }
-};
+using fuzz::Reader;
 
 void check(const Tcb& t) {
   TcbInfo i = t.info();

@@ -39,6 +39,11 @@ N=0
 # Line-buffered stdout, so a program's last lines survive a crash at exit (see below).
 LB=()
 command -v stdbuf >/dev/null && LB=(stdbuf -oL)
+# wait_tcp_listen PORT: until a kernel socket listens on PORT (bounded, 4 s).
+wait_tcp_listen() {
+	for _ in $(seq 1 200); do ss -ltn "sport = :$1" | grep -q LISTEN && return 0; sleep 0.02; done
+	return 1
+}
 # vdev ROLE SOCKET: the memif device string.
 vdev() { echo "net_memif0,role=$1,socket=$2,socket-abstract=no"; }
 
@@ -191,7 +196,7 @@ if command -v nc >/dev/null; then
 	timeout 20 "$ESOCKRUN" --ddp -p dpdk -e "ESOCK_DPDK_VDEV=$(vdev server "$lsock")" \
 		-e "ESOCK_DPDK_IP=$S_IP/24" nc -l 127.0.0.1 "$port" >"$OUT/loopback.server.log" 2>&1 &
 	lpid=$!
-	for _ in $(seq 1 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.02; done
+	wait_tcp_listen "$port"
 	echo "kept on loopback" | timeout 5 nc -q 1 127.0.0.1 "$port"
 	wait "$lpid"
 	if grep -q "kept on loopback" "$OUT/loopback.server.log"; then
@@ -212,7 +217,7 @@ if command -v nc >/dev/null; then
 	csock="$TMP/memif$N.sock"
 	timeout 20 nc -l 127.0.0.1 "$port" >"$OUT/loopback_connect.server.log" 2>&1 &
 	lpid=$!
-	for _ in $(seq 1 200); do ss -ltn "sport = :$port" | grep -q LISTEN && break; sleep 0.02; done
+	wait_tcp_listen "$port"
 	start=$(date +%s)
 	echo "reached over the kernel" | timeout 15 "$ESOCKRUN" --ddp -p dpdk \
 		-e "ESOCK_DPDK_VDEV=$(vdev client "$csock")" -e "ESOCK_DPDK_IP=$C_IP/24" \
