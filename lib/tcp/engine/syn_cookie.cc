@@ -7,10 +7,15 @@ namespace esock::tcp::syn_cookie {
 namespace {
 constexpr std::uint32_t mac_mask = 0x00ffffff;
 
-std::uint32_t tick_of(Instant now) {
+constexpr std::uint32_t tick_bits = 0x1f;
+
+// The whole tick count (floor division: monotonic for a negative epoch too); the MAC
+// covers all of it and the ISN carries its low 5 bits, so a cookie cannot come back to
+// life when those 5 bits wrap (as Linux hashes its full minute counter).
+std::uint32_t ticks_of(Instant now) {
   std::int64_t t = now.ns / tick_ns;
   if (now.ns % tick_ns < 0) --t;
-  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(t)) & 0x1f;
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(t));
 }
 }  // namespace
 
@@ -19,16 +24,18 @@ std::uint32_t make(const IsnGenerator& key, const FourTuple& t, std::uint32_t ir
   std::uint32_t idx = 0;
   for (std::uint32_t i = 0; i < mss_table.size(); ++i)
     if (mss_table[i] <= peer_mss) idx = i;
-  const std::uint32_t tick = tick_of(now);
-  return (tick << 27) | (idx << 24) | (key.cookie_mac(t, irs, tick) & mac_mask);
+  const std::uint32_t ticks = ticks_of(now);
+  return ((ticks & tick_bits) << 27) | (idx << 24) | (key.cookie_mac(t, irs, ticks) & mac_mask);
 }
 
 std::optional<std::uint16_t> check(const IsnGenerator& key, const FourTuple& t, std::uint32_t irs,
                                    std::uint32_t cookie, Instant now) {
-  const std::uint32_t tick = cookie >> 27;
-  const std::uint32_t age = (tick_of(now) - tick) & 0x1f;
+  // The tick it was made in: now's, or the one before, whose low 5 bits it carries.
+  const std::uint32_t now_ticks = ticks_of(now);
+  const std::uint32_t age = (now_ticks - (cookie >> 27)) & tick_bits;
   if (age > 1) return std::nullopt;
-  if ((key.cookie_mac(t, irs, tick) & mac_mask) != (cookie & mac_mask)) return std::nullopt;
+  const std::uint32_t ticks = now_ticks - age;
+  if ((key.cookie_mac(t, irs, ticks) & mac_mask) != (cookie & mac_mask)) return std::nullopt;
   return mss_table[(cookie >> 24) & 0x7];
 }
 

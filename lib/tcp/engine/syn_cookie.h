@@ -6,7 +6,9 @@
 //   bits 31-27  time tick (64 s, mod 32): a cookie is good for the tick it was made in
 //               and the next one (64 to 128 s)
 //   bits 26-24  index of the client's MSS in mss_table (rounded down)
-//   bits 23-0   SipHash-2-4 of (4-tuple, client ISN, tick), keyed with the stack's secret
+//   bits 23-0   SipHash-2-4 of (4-tuple, client ISN, whole tick count), keyed with the
+//               stack's secret: the count, not its 5 bits, so a cookie stays dead when
+//               the 5 bits wrap (every 34 minutes)
 //
 // What a SYN-ACK cannot carry in its ISN (the client's window scale and SACK-permitted)
 // rides in the low 5 bits of our TSval, which the client echoes in TSecr (as Linux does);

@@ -43,6 +43,18 @@ TEST(SynCookie, ACookieLastsTwoTicks) {
   EXPECT_FALSE(syn_cookie::check(key, tuple, 1, c, t0 + 2 * tick + tick));
 }
 
+// The ISN carries the tick mod 32 only; the MAC covers the whole tick count, so an old
+// cookie's ACK replayed when those 5 bits come round again (every 32 ticks, 34 minutes)
+// is refused. Found by fuzz_tcp_listen: a SYN-ACK's ACK accepted 2144 s after it was sent.
+TEST(SynCookie, AReplayAfterTheTickCounterWrapsIsRefused) {
+  const std::uint32_t c = syn_cookie::make(key, tuple, 1, 1460, t0);
+  const Duration tick{syn_cookie::tick_ns};
+  for (int wraps = 1; wraps <= 3; ++wraps) {
+    EXPECT_FALSE(syn_cookie::check(key, tuple, 1, c, t0 + 32 * wraps * tick));
+    EXPECT_FALSE(syn_cookie::check(key, tuple, 1, c, t0 + (32 * wraps + 1) * tick));
+  }
+}
+
 TEST(SynCookie, TimestampBitsRoundTripAndNeverRunAhead) {
   for (std::uint32_t tsval : {0x12345678u, 0x12345660u, 0x1fu, 0xffffffffu}) {
     for (int ws = -1; ws <= 14; ++ws) {
