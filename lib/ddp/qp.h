@@ -27,7 +27,7 @@ struct Sge {
 };
 
 struct QpConfig {
-  std::uint32_t pd;
+  std::uint32_t pd = 0;  // from StagTable::alloc_pd (0 is none: every STag check fails)
   std::uint16_t ird = 16, ord = 16;
   std::uint32_t mulpdu = 1024;
   std::uint32_t sq_depth = 256, rq_depth = 256;

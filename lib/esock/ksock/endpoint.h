@@ -20,7 +20,7 @@ namespace esock::ksock {
 
 struct Options {
   mpa::Config mpa;         // initiator/responder is set by connect()/accept()
-  ddp::QpConfig qp;        // pd is taken from the context
+  ddp::QpConfig qp;        // pd: 0 for the context's default, or Context::alloc_pd
   int timeout_ms = 10000;  // TCP connect and MPA negotiation
   std::size_t cq_depth = 4096;
 };

@@ -1,6 +1,13 @@
-// A software RNIC context: one protection domain and its memory regions (STags), shared by
-// the endpoints created from it, whatever their transport (kernel socket or lib/tcp). Not
+// A software RNIC context: an STag table and its protection domains, shared by the
+// endpoints created from it, whatever their transport (kernel socket or lib/tcp). Not
 // thread-safe: one context per polling thread, passed explicitly (no global state).
+//
+// As with verbs (RFC 5040 section 4.1: an STag is usable only by a QP of its PD), a peer
+// can Read, Write and Send-with-Invalidate every region with remote rights in its
+// connection's PD. Endpoints that share the default PD therefore share their exposed
+// regions with each other's peers; give a connection whose peer must not reach the others'
+// memory its own PD (alloc_pd, EngineConfig::qp.pd, reg_mr(pd, ...)), as the socket
+// providers do (one context, so one PD, per connection).
 #pragma once
 
 #include <cstddef>
@@ -21,10 +28,15 @@ class Context {
   ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t access) {
     return stags_.register_mr(pd_, addr, len, access);
   }
+  // Another protection domain in the same table, and a region in it.
+  std::uint32_t alloc_pd() { return stags_.alloc_pd(); }
+  ddp::stag_t reg_mr(std::uint32_t pd, void* addr, std::size_t len, std::uint32_t access) {
+    return stags_.register_mr(pd, addr, len, access);
+  }
   int dereg_mr(ddp::stag_t stag) { return stags_.deregister(stag); }
 
   ddp::StagTable& stags() { return stags_; }
-  std::uint32_t pd() const { return pd_; }
+  std::uint32_t pd() const { return pd_; }  // the default PD
 
  private:
   ddp::StagTable stags_;

@@ -28,7 +28,8 @@ Engine::Engine(EngineConfig cfg, Context& ctx, Transport& tx)
       send_cq_(cfg_.cq_depth),
       recv_cq_(cfg_.cq_depth),
       negotiator_(cfg_.mpa),
-      qp_(with_pd(cfg_.qp, ctx.pd()), ctx.stags(), send_cq_, recv_cq_) {
+      qp_(with_pd(cfg_.qp, cfg_.qp.pd != 0 ? cfg_.qp.pd : ctx.pd()), ctx.stags(), send_cq_,
+          recv_cq_) {
   qp_.set_complete_on_ack(cfg_.complete_on_ack);
 }
 

@@ -36,8 +36,10 @@
 namespace esock::rnic {
 
 struct EngineConfig {
-  mpa::Config mpa;   // mpa.initiator says the role
-  ddp::QpConfig qp;  // qp.pd is taken from the context
+  mpa::Config mpa;  // mpa.initiator says the role
+  // qp.pd: 0 for the context's default PD, or one from Context::alloc_pd (which a peer of
+  // this connection is then confined to).
+  ddp::QpConfig qp;
   std::size_t cq_depth = 4096;
   // A Send/Write completes when the transport reports its octets acknowledged (on_acked),
   // not when they are framed: for transports that send registered memory by reference.

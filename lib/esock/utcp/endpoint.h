@@ -46,7 +46,7 @@ class TxPool;
 
 struct Options {
   mpa::Config mpa;   // initiator/responder is set by connect()/accept()
-  ddp::QpConfig qp;  // pd is taken from the context
+  ddp::QpConfig qp;  // pd: 0 for the context's default, or one of Context::alloc_pd
   std::size_t cq_depth = 4096;
   // Place out-of-order FPDUs early (the point of the integration). Off: every segment
   // ahead of a hole is left to TCP's reassembly, as over a kernel socket (for comparison).

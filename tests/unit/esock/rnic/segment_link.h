@@ -51,9 +51,13 @@ class RecordingTransport final : public Transport {
   std::deque<Record> records;
 };
 
+// One engine and its transport, with a context of its own or one shared with other sides
+// (several connections of one process).
 struct Side {
-  explicit Side(EngineConfig cfg) : engine(std::move(cfg), ctx, tx) {}
-  Context ctx;
+  explicit Side(EngineConfig cfg, Context* shared = nullptr)
+      : ctx(shared != nullptr ? *shared : own), engine(std::move(cfg), ctx, tx) {}
+  Context own;
+  Context& ctx;
   RecordingTransport tx;
   Engine engine;
 };
