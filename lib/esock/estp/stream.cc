@@ -32,6 +32,7 @@ Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
   const auto by_memory = static_cast<std::uint32_t>(
       std::max<std::size_t>(1, max_send_memory / std::max<std::size_t>(sbuf_size_, 1)));
   const std::uint32_t n = std::min({peer_.recv_buffers, max_send_buffers, by_memory});
+  stats_.hello_clamped = n < peer_.recv_buffers || sbuf_size_ < peer_.recv_buffer_size;
   for (std::uint32_t i = 0; i < n; ++i) sfree_.push_back(n - 1 - i);
 }
 
@@ -205,6 +206,7 @@ std::optional<std::size_t> Stream::rndv_finished() {
   }
   if (v_.reads_from(rndv_.stag)) return std::nullopt;
   const std::size_t n = std::min(rndv_.pulled, rndv_.len);
+  stats_.rdmadone_clamped += rndv_.pulled > rndv_.len;
   rndv_ = Rndv{};
   return n;
 }

@@ -23,6 +23,7 @@ ArpCacheConfig arp_config(const InterfaceConfig& c) {
   a.retry = c.arp_retry;
   a.max_retries = c.arp_max_retries;
   a.pending_max = c.arp_pending_max;
+  a.max_entries = c.arp_max_entries;
   return a;
 }
 

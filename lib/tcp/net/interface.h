@@ -26,6 +26,7 @@ struct InterfaceConfig {
   Duration arp_retry = 1s;     // resolution retransmit interval
   std::uint8_t arp_max_retries = 3;
   std::size_t arp_pending_max = 64;             // frames held per unresolved neighbour (copied)
+  std::size_t arp_max_entries = 1024;           // neighbours cached (bounds an ARP flood)
   Duration reassembly_timeout = 30s;            // RFC 791: a lifetime, here fixed
   std::size_t reassembly_max_bytes = 4u << 20;  // all partial datagrams together
   std::uint8_t ttl = 64;
@@ -47,6 +48,7 @@ class TcpSink {
 struct InterfaceStats {
   std::uint64_t rx_frames = 0, rx_dropped = 0;  // dropped: not for us, malformed, bad csum
   std::uint64_t arp_requests_rx = 0, arp_replies_tx = 0, arp_requests_tx = 0;
+  std::uint64_t arp_table_full = 0;  // a neighbour not learned: arp_max_entries live ones
   std::uint64_t ip_fragments_rx = 0, ip_reassembled = 0, ip_reassembly_dropped = 0;
   std::uint64_t icmp_echo_replies = 0;
   std::uint64_t icmp_echo_rate_limited = 0;  // requests left unanswered (icmp_echo_per_sec)

@@ -24,7 +24,7 @@ void Interface::Impl::on_arp(Instant now, bytes_view packet) {
   if (a.tpa() == cfg.ip) {
     // ...and add the sender only when the packet is aimed at us: we are likely to talk to
     // it, and strangers' chatter must not fill the table.
-    if (learnable && !merged) arp.insert(spa, sha, now);
+    if (learnable && !merged && !arp.insert(spa, sha, now)) ++stats.arp_table_full;
     if (op == ArpOp::request) send_arp(ArpOp::reply, sha, sha, spa);
   }
   release(released, sha);

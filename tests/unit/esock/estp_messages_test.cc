@@ -658,6 +658,7 @@ TEST(EstpRndv, RdmadoneClaimingMoreThanTheOfferCountsTheOffer) {
   const Message adv = e.sent().at(0);
   e.from_peer(Message{.type = Type::rdmadone, .length = 0xffffffff, .id = adv.id});
   EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(5000));
+  EXPECT_EQ(e.s().stats().rdmadone_clamped, 1u);
 }
 
 TEST(EstpRndv, ACancelledRendezvousIsReleasedOnlyWhenNothingReadsTheBuffer) {
@@ -1032,6 +1033,9 @@ TEST(EstpHardening, AHostileHelloGetsAtMostFourMiBOfSendBuffers) {
   const std::size_t receive = std::size_t{local().recv_buffers} * local().recv_buffer_size;
   EXPECT_LE(registered - receive, 4u << 20);
   EXPECT_GT(registered - receive, 0u);
+  EXPECT_EQ(e.s().stats().hello_clamped, 1u);
+  Lone fair(local(), Hello{false, 4, 65536});
+  EXPECT_EQ(fair.s().stats().hello_clamped, 0u);
 }
 
 // Hardening (issue 20): SRCAVAILs queued without a reader cost memory, not the peer;

@@ -136,6 +136,19 @@ TEST_F(ArpTest, PendingQueueIsBounded) {
   EXPECT_EQ(iface().stats().tcp_tx, 2u);
 }
 
+// Hardening (issue 20): ARP requests from ever new senders fill the table up to its bound,
+// and the ones past it are answered but not learned, counted.
+TEST_F(ArpTest, AFloodOfNewSendersFillsTheTableToItsBoundAndIsCounted) {
+  cfg.arp_max_entries = 8;
+  for (std::uint8_t i = 0; i < 12; ++i) {
+    const MacAddr m{{0x02, 0, 0, 0, 1, i}};
+    feed(arp_frame(ArpOp::request, m, Ipv4Addr::from_octets(10, 0, 0, 100 + i), MacAddr{}, kOurIp,
+                   MacAddr::broadcast()));
+  }
+  EXPECT_EQ(iface().stats().arp_replies_tx, 12u);
+  EXPECT_EQ(iface().stats().arp_table_full, 4u);
+}
+
 TEST_F(ArpTest, EntriesExpire) {
   cfg.arp_timeout = 60s;
   learn_peer();
