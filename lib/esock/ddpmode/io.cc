@@ -5,13 +5,16 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <span>
 #include <vector>
 
 #include "esock/ddpmode/ops.h"
 #include "esock/process/config.h"
+#include "esock/process/user_memory.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
@@ -44,10 +47,11 @@ int unusable(const Socket& s) {
 }
 
 // The kernel's checks on a message before it touches the socket (sendmsg(2), recvmsg(2)):
-// EFAULT for a missing header or a missing buffer with a length, EMSGSIZE for more than
-// IOV_MAX pieces, EINVAL when the lengths add up past SSIZE_MAX. 0 when the message is
-// usable. (A buffer that is given but not mapped is not detected here.)
-int check_msg(const msghdr* m) {
+// EFAULT for a missing header or a missing buffer with a length, and for a send buffer that
+// is not all readable (process/user_memory.h; a receive buffer is checked as far as a read
+// is about to fill it: writable_prefix), EMSGSIZE for more than IOV_MAX pieces, EINVAL
+// when the lengths add up past SSIZE_MAX. 0 when the message is usable.
+int check_msg(const msghdr* m, bool receive) {
   if (m == nullptr || (m->msg_iovlen > 0 && m->msg_iov == nullptr)) return EFAULT;
   if (m->msg_iovlen > static_cast<std::size_t>(IOV_MAX)) return EMSGSIZE;
   std::size_t total = 0;
@@ -57,7 +61,24 @@ int check_msg(const msghdr* m) {
     if (v.iov_len > static_cast<std::size_t>(SSIZE_MAX) - total) return EINVAL;
     total += v.iov_len;
   }
+  for (std::size_t i = 0; !receive && i < m->msg_iovlen; ++i) {
+    const iovec& v = m->msg_iov[i];
+    if (!user_memory_ok(v.iov_base, v.iov_len, false)) return EFAULT;
+  }
   return 0;
+}
+
+// Whether the first n octets of dst can be written: what a read is about to copy into (as
+// copy_to_user finds out only for what it copies, so a large buffer that receives a few
+// octets is not touched, or committed, beyond them).
+bool writable_prefix(std::span<const mut_bytes> dst, std::size_t n) {
+  for (const mut_bytes& d : dst) {
+    if (n == 0) break;
+    const std::size_t k = std::min(n, d.size());
+    if (!user_memory_ok(d.data(), k, true)) return false;
+    n -= k;
+  }
+  return true;
 }
 
 std::size_t total_len(const msghdr* m) {
@@ -90,7 +111,7 @@ ssize_t write_error(int err, int flags) {
 ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
-  if (const int err = check_msg(msg); err != 0) return fail(err);
+  if (const int err = check_msg(msg, false); err != 0) return fail(err);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   if (const int err = unusable(*s); err != 0) return fail(err);
@@ -167,7 +188,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
 ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
-  if (const int err = check_msg(msg); err != 0) return fail(err);
+  if (const int err = check_msg(msg, true); err != 0) return fail(err);
   if (flags & MSG_OOB) return fail(EINVAL);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
@@ -210,10 +231,15 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
         rest.push_back(d.subspan(skip));
         skip = 0;
       }
+      if (!writable_prefix(rest, st.readable_octets()))
+        return got ? ssize_t(got) : fail(EFAULT);  // nothing consumed
       r = st.read(rest, peek);
       if (r.err == EAGAIN && st.pull_needed()) {
-        // Zero-copy into the caller's buffer when it waits anyway; else via the engine.
-        if (!nonblock && !peek && rest.size() == 1 && st.pull(rest.front()) == 0) {
+        // Zero-copy into the caller's buffer when it waits anyway (which a peer's data then
+        // fills, so it must all be writable); else via the engine.
+        if (!nonblock && !peek && rest.size() == 1 &&
+            user_memory_ok(rest.front().data(), rest.front().size(), true) &&
+            st.pull(rest.front()) == 0) {
           zero_copy = true;
         } else {
           st.pull_bounce(want - got);  // MSGMODE: a message this reader can take whole

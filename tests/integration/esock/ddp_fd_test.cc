@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -402,6 +403,90 @@ TEST(DdpFd, NullBufferIsEfaultAndHugeIovlenIsEmsgsize) {
   ASSERT_TRUE(wait_readable(p.srv));
   ASSERT_EQ(::read(p.srv, b, sizeof b), 2);
   EXPECT_EQ(std::memcmp(b, "ok", 2), 0);
+}
+
+// Hardening (careless caller): a buffer that is given but not there is EFAULT, as the
+// kernel answers, where esock faulted (SIGSEGV in the copy, or in the stack sending it):
+// a send from memory that is not mapped or not readable, a receive into memory that is
+// not writable, as far as the receive would fill it. Nothing is sent or consumed.
+TEST(DdpFd, UnmappedOrProtectedBuffersAreEfaultAndNothingIsLost) {
+  DdpPair p;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto* m = static_cast<char*>(
+      ::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  std::memset(m, 'x', page);
+  ASSERT_EQ(::munmap(m + page, page), 0);                   // page 1: a hole
+  ASSERT_EQ(::mprotect(m + 2 * page, page, PROT_NONE), 0);  // page 2: no access
+  errno = 0;
+  EXPECT_EQ(::send(p.cli, m + page - 10, 100, 0), -1);  // runs into the hole
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(::write(p.cli, m + 2 * page, 10), -1);
+  EXPECT_EQ(errno, EFAULT);
+  // 256 KiB from a buffer whose last page is gone: the rendezvous size, never offered.
+  const std::size_t big = 256 * 1024;
+  auto* b = static_cast<char*>(
+      ::mmap(nullptr, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(b, MAP_FAILED);
+  ASSERT_EQ(::munmap(b + big - page, page), 0);
+  EXPECT_EQ(::send(p.cli, b, big, 0), -1);
+  EXPECT_EQ(errno, EFAULT);
+  ASSERT_EQ(::munmap(b, big - page), 0);
+
+  ASSERT_EQ(::write(p.cli, "hello", 5), 5);
+  ASSERT_TRUE(wait_readable(p.srv));
+  ASSERT_EQ(::mprotect(m, page, PROT_READ), 0);  // page 0: read-only now
+  EXPECT_EQ(::recv(p.srv, m, 100, 0), -1);
+  EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(::read(p.srv, m + 2 * page, 100), -1);
+  EXPECT_EQ(errno, EFAULT);
+  // A buffer whose tail is not there, for 5 octets: only what is filled must be writable.
+  char* tail_gone = m + page - 5;
+  ASSERT_EQ(::mprotect(m, page, PROT_READ | PROT_WRITE), 0);
+  ASSERT_EQ(::recv(p.srv, tail_gone, 100, 0), 5);  // nothing lost by the failed calls
+  EXPECT_EQ(std::memcmp(tail_gone, "hello", 5), 0);
+  // The stream still works, and the failed sends sent nothing.
+  ASSERT_EQ(::write(p.cli, "ok", 2), 2);
+  char r[8];
+  ASSERT_TRUE(wait_readable(p.srv));
+  ASSERT_EQ(::read(p.srv, r, sizeof r), 2);
+  EXPECT_EQ(std::memcmp(r, "ok", 2), 0);
+  ::munmap(m, page);
+  ::munmap(m + 2 * page, page);
+}
+
+// A fault that is not esock's probe still kills the program with its signal (esock's
+// handler passes it on to the default action).
+TEST(DdpFd, AFaultThatIsNotAProbesStillKillsWithSigsegv) {
+  DdpPair p;
+  char* volatile bad = nullptr;
+  errno = 0;
+  ASSERT_EQ(::send(p.cli, bad, 1, 0), -1);  // esock's handler is in place from here on
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto* page =
+        static_cast<char*>(::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ::send(p.cli, page, 10, MSG_DONTWAIT);   // a probe: EFAULT, no signal
+    *static_cast<volatile char*>(page) = 1;  // the program's own fault
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+#if defined(__SANITIZE_ADDRESS__)
+#define ESOCK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ESOCK_TEST_ASAN 1
+#endif
+#endif
+#ifdef ESOCK_TEST_ASAN
+  // AddressSanitizer's own handler (the one esock's passed the fault to) reports and aborts.
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  return;
+#endif
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV);
 }
 
 struct IgnoreSigpipe {
