@@ -22,6 +22,11 @@ void Reassembly::clear() {
   recent_count_ = 0;
 }
 
+void Reassembly::release_memory() {
+  clear();
+  std::vector<Piece>().swap(pieces_);
+}
+
 void Reassembly::note_recent(std::uint32_t seq) {
   const std::size_t n = std::min(recent_count_ + 1, recent_max);
   std::copy_backward(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(n - 1),

@@ -31,6 +31,9 @@ class Reassembly {
   static constexpr std::size_t initial_pieces = 16;
   explicit Reassembly(std::size_t max_bytes, std::size_t max_ranges);
   std::size_t reserved_pieces() const { return pieces_.capacity(); }
+  std::size_t reserved_bytes() const { return pieces_.capacity() * sizeof(Piece); }
+  // Empties the store and gives back its room (nothing more can arrive: TIME-WAIT).
+  void release_memory();
 
   // Stores [seq, seq + len) beyond rcv_nxt (a part at or below rcv_nxt is cut off).
   // `data` is the payload (ref keeps it alive and is copied into each stored piece); an

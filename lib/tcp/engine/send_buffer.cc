@@ -70,6 +70,14 @@ void SendBuffer::consume(std::size_t n) {
   // The current copy block stays (block_ holds it) until it is full, even when drained.
 }
 
+void SendBuffer::release_memory() {
+  if (size_ != 0) return;
+  block_ = CopyBlock{};
+  std::deque<Chunk>().swap(chunks_);
+  head_off_ = 0;
+  cache_ = Loc{0, front_abs_};
+}
+
 SendBuffer::Loc SendBuffer::locate(std::size_t abs) const {
   Loc l = cache_.start <= abs && cache_.index < chunks_.size() ? cache_ : Loc{0, front_abs_};
   while (l.index < chunks_.size() && abs >= l.start + chunks_[l.index].len) {

@@ -26,6 +26,11 @@ class SendBuffer {
   std::size_t space() const { return size_ < capacity_ ? capacity_ - size_ : 0; }
   std::size_t capacity() const { return capacity_; }
   void set_capacity(std::size_t c) { capacity_ = c; }
+  // Heap the buffer keeps while empty: the current copy block (block_size octets).
+  std::size_t reserved_bytes() const { return block_.ref ? block_.cap : 0; }
+  // When empty: drops the copy block and the chunk list's room (a connection that will
+  // send no more, TIME-WAIT; 64 KiB per connection otherwise).
+  void release_memory();
 
   // Copies as much of `data` as fits; returns the count.
   std::size_t append_copy(bytes_view data);

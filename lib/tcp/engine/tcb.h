@@ -214,6 +214,9 @@ class Tcb {
   std::uint32_t iss() const { return iss_; }
   TcbInfo info() const;
   const TcbStats& stats() const { return stats_; }
+  // Heap kept for buffers whatever they hold: the send buffer's copy block and the
+  // out-of-order store's room. Given back on entering TIME-WAIT (docs/security.md).
+  std::size_t reserved_bytes() const { return sndbuf_.reserved_bytes() + ooo_.reserved_bytes(); }
   const Reassembly& reassembly() const { return ooo_; }
 
  private:

@@ -121,6 +121,11 @@ void Tcb::on_keepalive(Instant now) {
 
 void Tcb::enter_time_wait(Instant now) {
   set_state(TcpState::time_wait);
+  // Everything we sent is acknowledged and the peer's FIN came in order: neither buffer can
+  // be needed again, so a connection waiting out 2 MSL holds its TCB only (the soak held
+  // 8,500 TIME-WAIT connections at 69 KiB each, mostly the 64 KiB copy block).
+  sndbuf_.release_memory();
+  ooo_.release_memory();
   rto_deadline_ = persist_deadline_ = keepalive_deadline_ = Instant::never();
   close_deadline_ = now + 2 * cfg_.msl;
 }
