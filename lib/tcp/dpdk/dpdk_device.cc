@@ -135,6 +135,14 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
   rte_ether_addr a{};
   rte_eth_macaddr_get(port, &a);
   std::memcpy(mac_.b.data(), a.addr_bytes, 6);
+  if (c.mac != MacAddr{}) {
+    std::memcpy(a.addr_bytes, c.mac.b.data(), 6);
+    const int r = rte_eth_dev_default_mac_addr_set(port, &a);
+    // A PMD without an address to set (net_ring) filters nothing either: the address is
+    // then only the one we send from and answer ARP for.
+    if (r != 0 && r != -ENOTSUP) return fail("set MAC address", r);
+    mac_ = c.mac;
+  }
   return true;
 }
 

@@ -49,6 +49,9 @@ struct DpdkDeviceConfig {
   bool offloads = true;  // enable (and advertise in caps()) what the PMD offers
   bool promiscuous = false;
   std::uint16_t tx_batch = 32;  // frames queued before tx() flushes on its own
+  // The port's MAC address; all zero keeps the PMD's (two net_ring ports of one process
+  // get the same one, which ARP rightly refuses to learn).
+  MacAddr mac{};
 };
 
 struct DpdkDeviceStats {
