@@ -54,10 +54,15 @@ bool Stack::run_timers(Instant now) {
   if (now < next_timer_scan_) return false;
   next_timer_scan_ = now + cfg_.timer_granularity;
   bool work = false;
+  std::size_t time_wait = 0;
   for (auto& [t, c] : conns_) {
     if (c->tcb_.next_deadline() <= now) {
       c->tcb_.on_timer(now);
       work = true;
+    }
+    if (c->released_ && c->state() == TcpState::time_wait && ++time_wait > cfg_.time_wait_max) {
+      c->tcb_.abort(now);  // in TIME-WAIT: no RST, the TCB just goes (RFC 9293 3.10.5)
+      ++stats_.time_wait_overflow;
     }
   }
   iface_.on_timer(now);

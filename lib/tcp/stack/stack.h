@@ -44,6 +44,11 @@ struct StackConfig {
   // RFC 4987 section 3.6: with a listener's half-open backlog full, answer SYNs with SYN
   // cookies (no state) rather than dropping the oldest half-open connection.
   bool syn_cookies = true;
+  // Connections the application let go that wait out TIME-WAIT (2 MSL, RFC 9293 3.6):
+  // past this many, the timer scan ends the others at once (as Linux's tcp_max_tw_buckets),
+  // so a peer's connection churn cannot make the stack hold unbounded memory (about 4 KiB
+  // each). TIME-WAIT only guards against old duplicates; its loss costs no data.
+  std::size_t time_wait_max = 16384;
 };
 
 struct StackStats {
@@ -55,6 +60,7 @@ struct StackStats {
   std::uint64_t syn_cookies_sent = 0, syn_cookies_accepted = 0;
   std::uint64_t accept_queue_overflow = 0;
   std::uint64_t connections_opened = 0, connections_closed = 0;
+  std::uint64_t time_wait_overflow = 0;  // TIME-WAITs ended early (time_wait_max)
   // Received frames the connections' in-order queues pin now (bounded by
   // StackConfig::rx_pinned_frames_max and TcpConfig::rx_pinned_frames), and the segments
   // copied instead because a bound was hit.

@@ -38,6 +38,7 @@ class StackPair : public ::testing::Test {
     cb.iface.ip = ip_b;
     cb.isn_key = IsnGenerator::Key{2};
     cb.syn_cookies = syn_cookies;
+    ca.time_wait_max = cb.time_wait_max = time_wait_max;
     a = std::make_unique<Stack>(*fa, ca, clock.now());
     b = std::make_unique<Stack>(*fb, cb, clock.now());
   }
@@ -141,6 +142,7 @@ class StackPair : public ::testing::Test {
   MemLink link{roomy()};
   TcpConfig tcp;
   bool syn_cookies = true;  // b's StackConfig::syn_cookies
+  std::size_t time_wait_max = StackConfig{}.time_wait_max;
   std::unique_ptr<FaultInjector> fa, fb;
   std::unique_ptr<Stack> a, b;
 };
@@ -163,6 +165,23 @@ TEST_F(StackPair, HandshakeThroughArpThenTransferAndOrderlyClose) {
   ASSERT_TRUE(run_until([&] { return s->peer_closed(); }));
   b->close(s);
   EXPECT_TRUE(run_until([&] { return a->connection_count() == 0 && b->connection_count() == 0; }));
+}
+
+// Hardening (issue 20, per-stack bound): connections closed first by this side wait out
+// 2 MSL in TIME-WAIT; past StackConfig::time_wait_max the rest end at once, counted.
+TEST_F(StackPair, TimeWaitIsBoundedPerStack) {
+  time_wait_max = 4;
+  build();
+  for (std::uint16_t i = 0; i < 10; ++i) {
+    auto [c, s] = connect(static_cast<std::uint16_t>(80 + i));
+    a->close(c);
+    ASSERT_TRUE(run_until([&, s = s] { return s->peer_closed(); }));
+    b->close(s);
+  }
+  EXPECT_TRUE(run_until([&] { return b->connection_count() == 0; }));
+  run_until([] { return false; }, 10ms);
+  EXPECT_EQ(a->connection_count(), 4u);  // in TIME-WAIT: 2 MSL is 60 s by default
+  EXPECT_EQ(a->stats().time_wait_overflow, 6u);
 }
 
 TEST_F(StackPair, ConnectToAClosedPortIsRefused) {
