@@ -5,7 +5,10 @@
 #      fuzzer run for ESOCK_FUZZ_SECONDS over its seed corpus. Interop suites (real siw in
 #      QEMU, the kernel's TCP) run once, in the release build: they test the wire, which the
 #      sanitizers do not change, and they are the slow part. The Wireshark plugin is a
-#      plugin for an uninstrumented tshark, so it is not built with the sanitizers.
+#      plugin for an uninstrumented tshark, so it is not built with the sanitizers;
+#   3. a ThreadSanitizer build (clang) of the tests that run the runtime's threads (the
+#      progress thread, application threads blocked in esock, close racing reads) over the
+#      kernel-socket provider: tests/tsan/run.sh.
 # Usage: scripts/test.sh            (ESOCK_FUZZ_SECONDS=20 by default)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,3 +35,6 @@ echo "== sanitizer tests and fuzzers"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -LE interop)
+
+echo "== thread sanitizer: the runtime's threads"
+tests/tsan/run.sh build-tsan
