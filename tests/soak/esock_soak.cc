@@ -114,6 +114,7 @@ class Soak {
     }
     fb.rx.corrupt = 0.00002;  // checksums recomputed: only MPA's CRC catches it
     fb.rx.corrupt_keeps_checksum = true;
+    fb.rx.corrupt_payload_only = true;  // not the TCP options: see FaultSpec
     inj_a_ = std::make_unique<tcp::FaultInjector>(da, clock_, fa);
     inj_b_ = std::make_unique<tcp::FaultInjector>(db, clock_, fb);
     tcp::StackConfig ca;
@@ -185,7 +186,44 @@ class Soak {
                    s.client ? static_cast<int>(s.client->state()) : -1,
                    s.server ? static_cast<int>(s.server->state()) : -1);
       ++t_.stalled;
+      describe(s);
       finish(s, false);
+    }
+  }
+
+  // What a stalled connection was doing, for the report.
+  void describe(Slot& s) {
+    std::fprintf(stderr,
+                 "  messages %zu: sent %zu, send completions %zu, received %zu; write done %d\n",
+                 s.sizes.size(), s.sent, s.sends_done, s.received, s.write_done);
+    for (utcp::Endpoint* e : {s.client.get(), s.server.get()}) {
+      if (e == nullptr) continue;
+      const tcp::TcbInfo i = e->tcp_connection()->tcb().info();
+      const rnic::EngineStats& st = e->stats();
+      std::fprintf(stderr,
+                   "  %s: tcp %s una %u nxt %u max %u snd_wnd %u rcv_nxt %u rcv_wnd %u cwnd %u "
+                   "unsent %zu rto %lld ms; fpdus tx %llu rx %llu placed early %llu pending %zu "
+                   "qp tx pending %d\n",
+                   e == s.client.get() ? "client" : "server", tcp::to_string(i.state), i.snd_una,
+                   i.snd_nxt, i.snd_max, i.snd_wnd, i.rcv_nxt, i.rcv_wnd, i.cwnd,
+                   e->tcp_connection()->tcb().unsent(),
+                   static_cast<long long>(i.rto.count() / 1000000),
+                   static_cast<unsigned long long>(st.fpdus_tx),
+                   static_cast<unsigned long long>(st.fpdus_rx),
+                   static_cast<unsigned long long>(st.fpdus_placed_early), e->placed_pending(),
+                   e->engine().tx_pending());
+      const tcp::TcbStats& ts = e->tcp_connection()->tcb().stats();
+      std::fprintf(
+          stderr,
+          "    segs in %llu out %llu, retransmits %llu, rtos %llu, dup acks in %llu, "
+          "ooo %llu placed by user %llu, challenge acks %llu; drops: %s\n",
+          static_cast<unsigned long long>(ts.segs_in), static_cast<unsigned long long>(ts.segs_out),
+          static_cast<unsigned long long>(ts.retransmits),
+          static_cast<unsigned long long>(ts.rto_expirations),
+          static_cast<unsigned long long>(ts.dup_acks_in),
+          static_cast<unsigned long long>(ts.ooo_segments),
+          static_cast<unsigned long long>(ts.ooo_placed_by_user),
+          static_cast<unsigned long long>(ts.challenge_acks), tcp::to_string(ts.drops).c_str());
     }
   }
 

@@ -64,9 +64,21 @@ FaultInjector::Frame FaultInjector::copy_rx_frame(const RxFrame& frame) {
   return f;
 }
 
+namespace {
+// Where the TCP payload of an Ethernet/IPv4/TCP frame starts, or SIZE_MAX.
+std::size_t tcp_payload_offset(bytes_view f) {
+  constexpr std::size_t eth = 14;
+  if (f.size() < eth + 20 || f[12] != 0x08 || f[13] != 0x00 || f[eth + 9] != 6) return SIZE_MAX;
+  const std::size_t ip = std::size_t{static_cast<std::uint8_t>(f[eth] & 0x0f)} * 4;
+  if (f.size() < eth + ip + 20) return SIZE_MAX;
+  return eth + ip + std::size_t{static_cast<std::uint8_t>(f[eth + ip + 12] >> 4)} * 4;
+}
+}  // namespace
+
 void FaultInjector::corrupt(Lane& lane, Frame& f) {
-  const std::size_t off = lane.spec.corrupt_offset;
-  if (f.data.size() <= off || f.offload.tso_segsz != 0) {
+  const std::size_t off =
+      lane.spec.corrupt_payload_only ? tcp_payload_offset(f.data) : lane.spec.corrupt_offset;
+  if (off == SIZE_MAX || f.data.size() <= off || f.offload.tso_segsz != 0) {
     ++lane.count.corrupt_skipped;
     return;
   }

@@ -52,6 +52,12 @@ struct FaultSpec {
   // before the checksum was computed (a middlebox's or a sender's memory, a buggy offload),
   // which TCP's checksum cannot catch and MPA's CRC32c exists for (RFC 5044 section 4.4).
   bool corrupt_keeps_checksum = false;
+  // Damage only the TCP payload, wherever this frame's headers end (IPv4 IHL, TCP data
+  // offset: options move it), and skip frames without payload. corrupt_offset (a fixed
+  // 54) lands in the TCP options of a segment that carries timestamps; with the checksum
+  // kept, a changed TSval then passes TCP's checks and PAWS refuses every later segment of
+  // the connection (RFC 7323 section 5), a failure that neither TCP nor MPA can repair.
+  bool corrupt_payload_only = false;
   double duplicate = 0;
   double reorder = 0;
   std::uint32_t reorder_frames = 1;

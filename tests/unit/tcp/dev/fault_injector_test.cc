@@ -202,6 +202,39 @@ TEST(FaultInjector, CorruptionThatKeepsTheChecksumPassesIt) {
   }
 }
 
+// A segment whose TCP header carries 12 octets of options (timestamps): corruption that
+// keeps the checksum, limited to the payload, never touches the header (found by the soak:
+// a changed TSval passed every check and PAWS then refused the rest of the connection).
+TEST(FaultInjector, PayloadOnlyCorruptionSkipsTheTcpOptions) {
+  FaultConfig cfg;
+  cfg.seed = 9;
+  cfg.tx.corrupt = 1.0;
+  cfg.tx.corrupt_keeps_checksum = true;
+  cfg.tx.corrupt_payload_only = true;
+  TxRig rig(cfg);
+  constexpr std::size_t headers = 14 + 20 + 32;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    auto orig = test::tcp_frame(i, 12 + 3);  // 12 octets of options, 3 of payload
+    orig[14 + 20 + 12] = 8 << 4;             // data offset: 32 octets
+    fill_checksums(orig, 14, true, true);
+    ASSERT_TRUE(rig.fi.tx(TxOf(orig).frame));
+    rig.fi.tx_flush();
+    auto got = drain(rig.link.b());
+    ASSERT_EQ(got.size(), 1u);
+    for (std::size_t k = 0; k < headers; ++k) {
+      if (k == 14 + 20 + 16 || k == 14 + 20 + 17) continue;  // the TCP checksum
+      ASSERT_EQ(orig[k], got[0][k]) << "header octet " << k << " in frame " << i;
+    }
+    EXPECT_TRUE(checksums_ok(got[0], 14));
+  }
+  EXPECT_EQ(rig.fi.tx_counters().corrupted, 200u);
+  auto bare = test::tcp_frame(1000, 12);  // options only, no payload: skipped
+  bare[14 + 20 + 12] = 8 << 4;
+  fill_checksums(bare, 14, true, true);
+  ASSERT_TRUE(rig.fi.tx(TxOf(bare).frame));
+  EXPECT_EQ(rig.fi.tx_counters().corrupt_skipped, 1u);
+}
+
 TEST(FaultInjector, CorruptionHappensAfterOffloadedChecksums) {
   MemLinkConfig lc;
   lc.caps.tx_ip_csum = lc.caps.tx_l4_csum = true;
