@@ -30,18 +30,6 @@ int errno_fail(int err) {
   return -1;
 }
 
-// Private descriptors live high so they do not take the small numbers applications expect
-// from socket()/accept(); they are close-on-exec.
-int move_high(int fd) {
-  rlimit rl{};
-  int base = 64;
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
-    base = static_cast<int>(std::min<rlim_t>(rl.rlim_cur / 2, 1 << 15));
-  int r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, base);
-  if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
-  return r;
-}
-
 namespace {
 
 estp::Params local_params(bool msgmode) {
@@ -246,10 +234,9 @@ int ddp_listen(int fd, int backlog) {
     return errno_fail(EINVAL);
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(EOPNOTSUPP);
-  if (p->own_stack()) return s->lis ? 0 : stack_listen(*p, fd, s, backlog);
-  if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
-  s->set_state(Socket::State::listening);
-  return 0;
+  if (s->lis) return 0;  // listening already (a second listen() only changes the backlog)
+  if (p->own_stack()) return stack_listen(*p, fd, s, backlog);
+  return kernel_listen(*p, fd, s, backlog);
 }
 
 int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
@@ -257,45 +244,9 @@ int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
   if (!ls) return errno_fail(EBADF);
   if (ls->state() != Socket::State::listening) return errno_fail(EINVAL);
   if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
-  Provider* p = configured_provider();
-  if (p != nullptr && p->own_stack()) return stack_accept(*ls, addr, len, flags);
-  for (;;) {
-    // The listener stays a kernel socket: blocking, O_NONBLOCK and readiness are its own.
-    const int t = ESOCK_LIBC(accept4)(fd, addr, len, SOCK_CLOEXEC);
-    if (t < 0) return -1;
-    const int priv = move_high(t);
-    ESOCK_LIBC(close)(t);
-    if (priv < 0) return -1;
-    auto s = std::make_shared<Socket>();
-    s->set_msgmode(ls->msgmode());
-    s->set_rawmode(ls->rawmode());
-    // MPA negotiation is bounded by ESOCK_TIMEOUT_MS even on a non-blocking listener.
-    if (establish(priv, false, *s) != 0) {
-      // Never delivered to the application (docs/stream-protocol.md section 3).
-      {
-        std::lock_guard lk(DdpRuntime::get().mu);
-        s->conn.reset();
-      }
-      if (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) return errno_fail(EAGAIN);
-      continue;
-    }
-    const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
-    if (a < 0) return -1;
-    if (!(flags & SOCK_CLOEXEC)) ESOCK_LIBC(fcntl)(a, F_SETFD, 0);
-    if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
-    if (static_cast<unsigned>(a) >= static_cast<unsigned>(max_ddp_fd)) {
-      ESOCK_LIBC(close)(a);
-      return errno_fail(EMFILE);
-    }
-    {
-      std::lock_guard lk(DdpRuntime::get().mu);
-      s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
-      s->set_state(Socket::State::connected);
-      DdpRuntime::get().add(s);
-    }
-    fd_set(a, std::move(s));
-    return a;
-  }
+  // Every provider's listener hands out connections the runtime negotiated off the accept
+  // path (conn_stack.cc); a fork child's copy of a listener accepts nothing (EOPNOTSUPP).
+  return stack_accept(*ls, addr, len, flags);
 }
 
 }  // namespace esock::sockets

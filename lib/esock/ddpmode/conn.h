@@ -12,8 +12,6 @@
 namespace esock::sockets {
 
 int errno_fail(int err);  // sets errno, returns -1
-// Moves a private descriptor to a high close-on-exec number; the new number or -1.
-int move_high(int fd);
 mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
 // After MPA: checks the peer's Hello and starts the stream engine (or RAWMODE) on the
 // socket. 0 or an errno. Under the runtime lock (an own-stack connection is polled by the
@@ -30,6 +28,8 @@ int take_number(int fd, int a);
 int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& s, const sockaddr* addr,
                   socklen_t len);
 int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog);
+int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog);
+// accept() on a listener whose connections the runtime sets up (stack or kernel_listen).
 int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags);
 
 }  // namespace esock::sockets

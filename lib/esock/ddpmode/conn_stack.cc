@@ -3,6 +3,10 @@
 // connect and accept wait on the runtime's condition variable instead of a descriptor. The
 // application's number is handed over exactly as with kernel TCP (the "fd model"); the
 // kernel socket it was stays behind as the holder of SO_*/TCP_* options.
+//
+// Listeners of every provider work this way (kernel_listen for ksock): the runtime takes
+// TCP connections and negotiates MPA in its rounds, and accept() hands out negotiated ones
+// only, so a slow, silent or non-esock peer delays nobody (issue 20, item 7).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -137,6 +141,44 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   return 0;
 }
 
+// ksock: the kernel listening socket moves to a private number the progress thread polls;
+// the application's number becomes the readable-when-negotiated signal, as with a stack
+// listener. A second private number holds the options (setsockopt on the listener).
+int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
+  if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
+  DdpRuntime& rt = DdpRuntime::get();
+  std::unique_lock lk(rt.mu);
+  auto l = std::make_unique<StackListen>();
+  l->mpa = mpa_config(false, s->msgmode(), s->rawmode());
+  l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
+  l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  const int lfd = move_high(fd);
+  if (lfd < 0) return -1;
+  int err = 0;
+  l->pl = p.adopt_listener(lfd, &err);
+  if (!l->pl) {
+    ESOCK_LIBC(close)(lfd);
+    return errno_fail(err);
+  }
+  l->opt_fd = move_high(fd);
+  const int a = make_signal(&l->sig_a, &l->sig_l);
+  if (l->opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
+    err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  // The listening socket's description is esock's alone now (fd is the signal): the
+  // progress thread's accept must never block, whatever the application's flags are.
+  ESOCK_LIBC(fcntl)(lfd, F_SETFL, ESOCK_LIBC(fcntl)(lfd, F_GETFL) | O_NONBLOCK);
+  s->nonblocking = (flflags & O_NONBLOCK) != 0;
+  s->lis = std::move(l);
+  s->set_state(Socket::State::listening);
+  rt.add(s);
+  return 0;
+}
+
 int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
@@ -166,14 +208,16 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
       continue;
     }
     Conn& c = *s->conn;
-    c.opt_fd = ESOCK_LIBC(socket)(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c.opt_fd >= 0) {
-      const int high = move_high(c.opt_fd);
-      ESOCK_LIBC(close)(c.opt_fd);
-      c.opt_fd = high;
+    if (c.pc->option_fd() < 0) {  // an own stack's connection: a kernel socket for options
+      c.opt_fd = ESOCK_LIBC(socket)(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (c.opt_fd >= 0) {
+        const int high = move_high(c.opt_fd);
+        ESOCK_LIBC(close)(c.opt_fd);
+        c.opt_fd = high;
+      }
     }
     const int a = make_signal(&c.sig_a, &c.sig_l);
-    if (a < 0 || c.opt_fd < 0) {
+    if (a < 0 || (c.pc->option_fd() < 0 && c.opt_fd < 0)) {
       err = errno;
       if (a >= 0) ESOCK_LIBC(close)(a);
       s->conn.reset();

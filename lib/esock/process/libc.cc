@@ -1,6 +1,10 @@
 #include "esock/process/libc.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+
+#include <algorithm>
 
 namespace esock::sockets {
 
@@ -22,5 +26,15 @@ namespace {
   resolve_libc();
 }
 }  // namespace
+
+int move_high(int fd) {
+  rlimit rl{};
+  int base = 64;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
+    base = static_cast<int>(std::min<rlim_t>(rl.rlim_cur / 2, 1 << 15));
+  int r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, base);
+  if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
+  return r;
+}
 
 }  // namespace esock::sockets

@@ -61,6 +61,11 @@ struct Libc {
 extern Libc libc;
 void resolve_libc();
 
+// Private descriptors live high so they do not take the small numbers applications expect
+// from socket()/accept(); they are close-on-exec. The new number (a duplicate: close the
+// old one) or -1.
+int move_high(int fd);
+
 // The function pointer for name, resolving first if the constructor has not run yet.
 #define ESOCK_LIBC(name)                                       \
   (__builtin_expect(::esock::sockets::libc.name != nullptr, 1) \

@@ -58,7 +58,8 @@ class KsockConn final : public ProviderConn {
   int poll_fd() const override { return fd_; }
   short poll_events() const override {
     if (io_.stream() != Stream::open) return 0;
-    return static_cast<short>((hold_ ? 0 : POLLIN) | (output_pending() ? POLLOUT : 0));
+    const bool read = !hold_ || negotiating();  // held: the MPA frame is still read
+    return static_cast<short>((read ? POLLIN : 0) | (output_pending() ? POLLOUT : 0));
   }
   bool output_pending() const override { return !conn_.output().empty(); }
   TransportState transport_state() const override {
@@ -76,8 +77,26 @@ class KsockConn final : public ProviderConn {
   }
 
   void on_ready(short revents) override {
-    if (!hold_ && (revents & (POLLIN | POLLHUP | POLLERR))) io_.read_available();
+    if (revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (negotiating() && hold_)
+        read_mpa_frame();
+      else if (!hold_)
+        io_.read_available();
+    }
     flush();
+  }
+
+  // Set-up off the accept path (adopt_listener): EINPROGRESS until MPA is done.
+  int setup_state() const override {
+    if (conn_.state() == rnic::Engine::State::established && io_.stream() == Stream::open) return 0;
+    if (negotiating()) return EINPROGRESS;
+    return conn_.state() == rnic::Engine::State::failed && io_.stream() == Stream::open
+               ? ECONNREFUSED
+               : ECONNRESET;
+  }
+  std::string setup_error() const override {
+    return conn_.error().empty() ? "peer closed the connection during MPA negotiation"
+                                 : conn_.error();
   }
 
   void flush() override {
@@ -99,6 +118,32 @@ class KsockConn final : public ProviderConn {
  private:
   using Stream = ksock::StreamIo::Stream;
 
+  bool negotiating() const {
+    return conn_.state() == rnic::Engine::State::negotiating && io_.stream() == Stream::open;
+  }
+
+  // With input held (hold_input): only the peer's MPA frame is taken from the socket; what
+  // follows it (the peer's first FPDUs) stays in the kernel's receive buffer until the
+  // stream's receives are posted (a Send before that is an error, RFC 5040 section 7.1).
+  // Peeks, lets the engine take its frame, then consumes exactly that much.
+  void read_mpa_frame() {
+    std::array<std::uint8_t, 1024> buf;  // an MPA frame is at most 20 + 512 octets
+    while (negotiating()) {
+      const ssize_t n = ESOCK_LIBC(recv)(fd_, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
+      if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n < 0 && errno == EINTR) continue;
+        io_.read_available();  // end of stream or an error: the stream records it
+        return;
+      }
+      const std::size_t used =
+          conn_.engine().feed(bytes_view(buf.data(), static_cast<std::size_t>(n)));
+      if (used == 0) return;
+      ESOCK_LIBC(recv)(fd_, buf.data(), used, MSG_DONTWAIT);  // what the engine took
+      conn_.pump();
+    }
+  }
+
   static rnic::ByteStreamConfig config(int fd, const mpa::Config& m) {
     rnic::ByteStreamConfig c;
     c.engine.mpa = m;
@@ -118,9 +163,43 @@ class KsockConn final : public ProviderConn {
   rnic::EngineVerbs verbs_;
 };
 
+// A kernel listening socket whose connections negotiate in the runtime's rounds.
+class KsockListener final : public ProviderListener {
+ public:
+  explicit KsockListener(int fd) : fd_(fd) {}
+  ~KsockListener() override { ESOCK_LIBC(close)(fd_); }
+  bool pending() const override {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+  }
+  int poll_fd() const override { return fd_; }
+  std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) override {
+    const int t = ESOCK_LIBC(accept4)(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (t < 0) return nullptr;
+    const int fd = move_high(t);
+    ESOCK_LIBC(close)(t);
+    if (fd < 0) return nullptr;
+    const int one = 1;
+    ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return std::make_unique<KsockConn>(fd, cfg);  // the responder waits for the Request
+  }
+  sockaddr_in local() const override {
+    sockaddr_in a{};
+    socklen_t l = sizeof a;
+    ESOCK_LIBC(getsockname)(fd_, reinterpret_cast<sockaddr*>(&a), &l);
+    return a;
+  }
+
+ private:
+  int fd_;
+};
+
 class KsockProvider final : public Provider {
  public:
   const char* name() const override { return "ksock"; }
+  std::unique_ptr<ProviderListener> adopt_listener(int fd, int*) override {
+    return std::make_unique<KsockListener>(fd);
+  }
   std::unique_ptr<ProviderConn> establish(int fd, const mpa::Config& cfg, int timeout_ms, int* err,
                                           std::string* why) override {
     const int one = 1;

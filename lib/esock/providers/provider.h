@@ -66,11 +66,15 @@ class ProviderConn {
   virtual std::string setup_error() const { return {}; }
 };
 
-// An own-stack provider's passive open (under the runtime lock).
+// A passive open whose MPA set-up the runtime runs off the accept path (under the runtime
+// lock): an own stack's listener, or a kernel listening socket (ksock).
 class ProviderListener {
  public:
   virtual ~ProviderListener() = default;  // stops listening; waiting connections are reset
   virtual bool pending() const = 0;       // a TCP connection waits in the accept queue
+  // A descriptor that polls readable when pending() may be true, for a progress thread
+  // that sleeps in poll(2); -1 when the stack's own polling covers it.
+  virtual int poll_fd() const { return -1; }
   // Takes the oldest and starts MPA as the responder (settle it with setup_state());
   // null when none is pending.
   virtual std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) = 0;
@@ -104,6 +108,14 @@ class Provider {
   }
   virtual std::unique_ptr<ProviderListener> listen(std::uint16_t /*port*/, int /*backlog*/,
                                                    int* err, std::string* /*why*/) {
+    *err = EOPNOTSUPP;
+    return nullptr;
+  }
+  // Kernel-TCP providers: takes ownership of a listening kernel socket (private number,
+  // close-on-exec, non-blocking) whose connections then negotiate MPA in the runtime's
+  // rounds (ProviderConn::setup_state), not inside accept(). Null with *err when the
+  // provider cannot.
+  virtual std::unique_ptr<ProviderListener> adopt_listener(int /*listen_fd*/, int* err) {
     *err = EOPNOTSUPP;
     return nullptr;
   }

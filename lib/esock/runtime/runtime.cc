@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "base/steady_clock.h"
@@ -287,6 +288,25 @@ void DdpRuntime::service_raw(Socket& s) {
   close_step(c, c.pc->transport_state(), !c.pc->output_pending());
 }
 
+void DdpRuntime::poll_listener(Socket& s, std::vector<pollfd>* pfds,
+                               function_ref<void(ProviderConn*)> polled) {
+  StackListen& l = *s.lis;
+  // The listening descriptor only while service_listener would take a connection from it:
+  // a full backlog leaves it readable, and polling it then would never sleep.
+  const bool room = l.negotiating.size() < StackListen::max_negotiating &&
+                    l.negotiating.size() + l.ready.size() < l.backlog;
+  if (room && l.pl->poll_fd() >= 0) {
+    pfds->push_back(pollfd{l.pl->poll_fd(), POLLIN, 0});
+    polled(nullptr);
+  }
+  for (const StackListen::Negotiating& n : l.negotiating) {
+    const short ev = n.pc->poll_events();
+    if (ev == 0 || n.pc->poll_fd() < 0) continue;
+    pfds->push_back(pollfd{n.pc->poll_fd(), ev, 0});
+    polled(n.pc.get());
+  }
+}
+
 void DdpRuntime::service_listener(Socket& s) {
   StackListen& l = *s.lis;
   const Instant now = clock_.now();
@@ -318,7 +338,13 @@ void DdpRuntime::service_listener(Socket& s) {
 void DdpRuntime::loop() {
   std::unique_lock lk(mu);
   std::vector<pollfd> pfds;
-  std::vector<Socket*> who;
+  // Per pollfd after the wake fd: the socket, and the listener's negotiating connection
+  // (null: the socket's own connection, or the listening descriptor itself).
+  struct Polled {
+    Socket* s;
+    ProviderConn* negotiating;
+  };
+  std::vector<Polled> who;
   while (!stop_) {
     // auto: while an application thread polls the stack, this thread rests (both on the
     // same cores would only take turns at the lock).
@@ -332,13 +358,19 @@ void DdpRuntime::loop() {
     pfds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     who.clear();
     bool closing = false;
+    std::optional<Instant> setup_deadline;  // the nearest MPA set-up deadline (listeners)
     for (const auto& s : socks_) {
+      if (s->lis) {
+        poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc}); });
+        for (const StackListen::Negotiating& n : s->lis->negotiating)
+          setup_deadline = std::min(setup_deadline.value_or(n.deadline), n.deadline);
+      }
       if (!s->conn || !s->conn->pc) continue;
       closing = closing || s->conn->close_ladder.closing();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
-      who.push_back(s.get());
+      who.push_back({s.get(), nullptr});
     }
     // One round of the own stack (received frames, timers, every connection's engine).
     const bool polling = stack_ != nullptr;
@@ -350,7 +382,14 @@ void DdpRuntime::loop() {
         empty_rounds_ > spin_rounds + short_sleeps ? long_sleep_ns : short_sleep_ns;
     lk.unlock();
     if (!polling) {
-      ::poll(pfds.data(), pfds.size(), closing ? 20 : -1);
+      int timeout = closing ? 20 : -1;
+      if (setup_deadline) {  // a silent peer's negotiation ends at its deadline
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(*setup_deadline - clock_.now());
+        const int ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, 1000));
+        timeout = timeout < 0 ? ms : std::min(timeout, ms);
+      }
+      ::poll(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
       // A sleep that the eventfd (an application thread's wake) or any kernel-transport
       // descriptor ends early.
@@ -377,10 +416,17 @@ void DdpRuntime::loop() {
     }
     bool events = did || pfds[0].revents != 0;
     for (std::size_t i = 1; i < pfds.size(); ++i) {
-      Socket* s = who[i - 1];
-      if (pfds[i].revents != 0 && s->conn && s->conn->pc) {
+      if (pfds[i].revents == 0) continue;
+      const Polled& p = who[i - 1];
+      Socket* s = p.s;
+      events = true;
+      if (p.negotiating != nullptr) {
+        // Still negotiating (an application thread may have taken or dropped it meanwhile)?
+        if (!s->lis) continue;
+        for (StackListen::Negotiating& n : s->lis->negotiating)
+          if (n.pc.get() == p.negotiating) n.pc->on_ready(pfds[i].revents);
+      } else if (s->conn && s->conn->pc) {
         s->conn->pc->on_ready(pfds[i].revents);
-        events = true;
       }
     }
     service_all();
@@ -428,8 +474,15 @@ void DdpRuntime::at_fork_child() {
   for (const auto& s : rt.socks_) {
     s->orphaned = true;
     if (s->lis) {
-      // An own-stack listener: the stack is the parent's; the child only drops its copies.
-      for (int fd : {s->lis->sig_a, s->lis->sig_l, s->lis->opt_fd}) ESOCK_LIBC(close)(fd);
+      // The listener is the parent's (its stack, or its kernel listening socket and the
+      // connections negotiating there): the child only drops its copies of the descriptors.
+      StackListen& l = *s->lis;
+      for (int fd : {l.sig_a, l.sig_l, l.opt_fd, l.pl ? l.pl->poll_fd() : -1})
+        if (fd >= 0) ESOCK_LIBC(close)(fd);
+      for (const StackListen::Negotiating& n : l.negotiating)
+        if (n.pc->poll_fd() >= 0) ESOCK_LIBC(close)(n.pc->poll_fd());
+      for (const auto& pc : l.ready)
+        if (pc->poll_fd() >= 0) ESOCK_LIBC(close)(pc->poll_fd());
       (void)s->lis.release();
     }
     if (s->conn) {

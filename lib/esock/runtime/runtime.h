@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "base/time.h"
 #include "esock/runtime/socket.h"
 
@@ -138,6 +139,10 @@ class DdpRuntime {
   // An own-stack listener's round: MPA set-up of new connections off the accept path
   // (StackListen), and its number readable while a negotiated connection waits.
   void service_listener(Socket& s);
+  // The descriptors of a listener whose set-up needs the kernel (ksock): its listening
+  // socket while it has room, and its negotiating connections; polled(pc) per pollfd added.
+  void poll_listener(Socket& s, std::vector<pollfd>* pfds,
+                     function_ref<void(ProviderConn*)> polled);
 
  private:
   void loop();

@@ -489,6 +489,66 @@ TEST(DdpFd, AFaultThatIsNotAProbesStillKillsWithSigsegv) {
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
 }
 
+// Hardening (issue 20, item 7) and compatibility (issue 14, item 4), over kernel TCP: MPA
+// negotiation ran inside accept(), so one silent TCP client held up a non-blocking accept
+// for ESOCK_TIMEOUT_MS (10 s) and three made a legitimate client's connect time out. The
+// runtime now negotiates off the accept path: silent and non-MPA peers delay nobody, are
+// never delivered, and the listener polls readable only for a negotiated connection.
+TEST(DdpFd, SilentAndNonMpaPeersDelayNoAccept) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  ASSERT_EQ(::fcntl(lfd, F_SETFL, O_NONBLOCK), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  std::vector<int> plain;
+  for (int i = 0; i < 3; ++i) {  // kernel TCP clients that never speak MPA
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    plain.push_back(fd);
+  }
+  const char http[] = "GET / HTTP/1.0\r\n\r\n";  // and one that speaks something else
+  ASSERT_EQ(::write(plain[2], http, sizeof http - 1), static_cast<ssize_t>(sizeof http - 1));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto since = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+  };
+  errno = 0;
+  EXPECT_EQ(::accept(lfd, nullptr, nullptr), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_LT(since(), 1000) << "a non-blocking accept waited for the silent peers";
+  pollfd pf{lfd, POLLIN, 0};
+  EXPECT_EQ(::poll(&pf, 1, 200), 0) << "readable with no negotiated connection";
+  // A legitimate client gets in at once, before the application even calls accept.
+  const int cli = ddp_connect(port);
+  ASSERT_GE(cli, 0) << std::strerror(errno);
+  ASSERT_TRUE(wait_readable(lfd, 5000));
+  const int srv = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(srv, 0) << std::strerror(errno);
+  EXPECT_LT(since(), 3000) << "the legitimate client waited for the silent ones";
+  ASSERT_EQ(::write(cli, "ok", 2), 2);
+  char b[4];
+  ASSERT_TRUE(wait_readable(srv));
+  ASSERT_EQ(::read(srv, b, sizeof b), 2);
+  // The non-MPA peer was refused (its connection ends); the silent ones get nothing yet.
+  char r[256];
+  ssize_t n = 1;
+  for (pollfd pp{plain[2], POLLIN, 0}; n > 0 && ::poll(&pp, 1, 5000) == 1;)
+    n = ::read(plain[2], r, sizeof r);  // an MPA Reject may come first (RFC 5044 7.1)
+  EXPECT_LE(n, 0) << "a non-MPA peer's connection is ended";
+  errno = 0;
+  EXPECT_EQ(::accept(lfd, nullptr, nullptr), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  for (int fd : plain) ::close(fd);
+  ::close(cli);
+  ::close(srv);
+  ::close(lfd);
+}
+
 struct IgnoreSigpipe {
   IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 } ignore_sigpipe;
