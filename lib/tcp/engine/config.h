@@ -23,6 +23,9 @@ struct TcpConfig {
   // Received frames (mbufs) the in-order queue keeps by reference; past this, data is
   // copied and the frame released (recv_queue.h: the pool is shared by every connection).
   std::uint32_t rx_pinned_frames = 256;
+  // Received octets this connection may always hold, whatever the stack's receive memory
+  // bound says (rx_frame_budget.h; Linux's tcp_rmem[0]).
+  std::uint32_t rx_memory_min = 64 * 1024;
 
   CcAlgorithm congestion = CcAlgorithm::cubic;  // RFC 9438 by default
   std::uint32_t initial_window_segments = 10;   // RFC 6928 (RFC 5681 allows up to 4)

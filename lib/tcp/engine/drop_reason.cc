@@ -54,6 +54,8 @@ const char* to_string(DropReason r) {
       return "orphan_data";
     case DropReason::ooo_queue_full:
       return "ooo_queue_full";
+    case DropReason::rx_memory:
+      return "rx_memory";
   }
   return "?";
 }

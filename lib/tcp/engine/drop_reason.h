@@ -50,11 +50,12 @@ enum class DropReason : std::uint8_t {
   data_after_fin,     // 3.10.7.4 seventh: text after the peer's FIN is ignored
   orphan_data,        // RFC 2525 2.17: data for a connection nobody will read: reset
   ooo_queue_full,     // the out-of-order store is full (TcbStats::ooo_dropped)
+  rx_memory,          // the stack's received octets at their bound (StackConfig::rx_memory_max)
 };
 
 // Keep equal to the last enumerator + 1.
 inline constexpr std::size_t drop_reason_count =
-    static_cast<std::size_t>(DropReason::ooo_queue_full) + 1;
+    static_cast<std::size_t>(DropReason::rx_memory) + 1;
 
 // The enumerator's name ("paws", "old_sequence", ...).
 const char* to_string(DropReason r);

@@ -321,12 +321,20 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
     return;
   }
   if (seq_gt(seq + static_cast<std::uint32_t>(data.size()), right)) data = data.first(right - seq);
+  if (!data.empty() && over_rx_memory(data.size())) {
+    // The stack's receive memory is at its bound and this connection holds its share:
+    // keep nothing (the window stays as offered; the peer retransmits, RFC 9293 3.10.7.4).
+    count_drop(DropReason::rx_memory);
+    ack_now_ = true;
+    return;
+  }
 
   stats_.bytes_in += data.size();
   if (seq == rcv_nxt_) {
     // RFC 5681 4.2: ACK at once when a segment fills (part of) a hole.
     bool filled = !ooo_.empty();
     deliver_in_order(data, ref);
+    charge_rx_budget();
     if (peer_fin_seq_ && *peer_fin_seq_ == rcv_nxt_) deliver_fin(now);
     ++segs_since_ack_;
     // RFC 5681 4.2 / RFC 9293 3.8.6.3: ACK at least every second full-sized segment, and
@@ -355,7 +363,7 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
   BufRef keep_ref = ref;
   if (!placed) copy_if_frame_bound(keep, keep_ref);
   if (!ooo_.insert(rcv_nxt_, seq, len, keep, keep_ref)) count_drop(DropReason::ooo_queue_full);
-  charge_ooo();
+  charge_rx_budget();
   stats_.peak_ooo_bytes = std::max<std::uint64_t>(stats_.peak_ooo_bytes, ooo_.bytes_held());
   // RFC 5681 4.2: an out-of-order segment SHOULD be acknowledged at once (a duplicate ACK
   // carrying SACK blocks, RFC 2018 4).
@@ -385,7 +393,7 @@ void Tcb::deliver_in_order(bytes_view data, const BufRef& ref) {
         rcvq_.push(d, r);
       }
     });
-    charge_ooo();
+    charge_rx_budget();
     data = data.subspan(std::min<std::size_t>(data.size(), rcv_nxt_ - before));
     if (data.empty()) return;
   }
@@ -401,11 +409,26 @@ void Tcb::copy_if_frame_bound(bytes_view& data, BufRef& ref) {
   ref = std::move(copy);
 }
 
-void Tcb::charge_ooo() {
+// What an out-of-order piece costs besides its octets (its record, and the heap block of a
+// copied one): charged too, so 1-octet segments above a hole weigh what they hold.
+constexpr std::size_t ooo_piece_cost = 128;
+
+void Tcb::charge_rx_budget() {
   RxFrameBudget* b = rcvq_.budget();
   const std::size_t now = ooo_.piece_count();
-  if (b != nullptr) b->held = b->held + now - ooo_charged_;
+  const std::size_t bytes = rcvq_.size() + ooo_.bytes_held() + now * ooo_piece_cost;
+  if (b != nullptr) {
+    b->held = b->held + now - ooo_charged_;
+    b->bytes_held = b->bytes_held + bytes - bytes_charged_;
+  }
   ooo_charged_ = now;
+  bytes_charged_ = bytes;
+}
+
+bool Tcb::over_rx_memory(std::size_t len) const {
+  const RxFrameBudget* b = rcvq_.budget();
+  if (b == nullptr || b->bytes_held + len <= b->bytes_limit) return false;
+  return bytes_charged_ + len > cfg_.rx_memory_min;
 }
 
 void Tcb::process_fin(Instant now, std::uint32_t fin_seq) {

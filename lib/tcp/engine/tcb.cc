@@ -85,7 +85,8 @@ Tcb::Tcb(const TcpConfig& cfg, const FourTuple& tuple, SegmentSink& sink, TcbUse
 
 Tcb::~Tcb() {
   ooo_.clear();
-  charge_ooo();  // the stack's frame budget outlives us
+  rcvq_.clear();
+  charge_rx_budget();  // the stack's budget outlives us
 }
 
 void Tcb::open_active(Instant now, std::uint32_t iss, std::uint32_t ts_offset) {
@@ -189,7 +190,7 @@ void Tcb::finish(CloseReason r) {
     // now (registered memory whose owner waits for it, not for the TCB to be reaped).
     rcvq_.clear();
     ooo_.clear();
-    charge_ooo();
+    charge_rx_budget();
     sndbuf_.consume(sndbuf_.size());
   }
   if (user_) user_->on_closed(r);
@@ -250,12 +251,14 @@ bool Tcb::send_record(Instant now, std::span<const TxPiece> parts) {
 
 std::size_t Tcb::recv(Instant now, mut_bytes out) {
   std::size_t n = rcvq_.read(out);
+  charge_rx_budget();
   if (n && window_update_due()) output(now);
   return n;
 }
 
 void Tcb::recv_consumed(Instant now, std::size_t n) {
   rcvq_.consume(n);
+  charge_rx_budget();
   if (n && window_update_due()) output(now);
 }
 

@@ -233,8 +233,11 @@ class Tcb {
   // (recv_queue.h): else it is copied here (data and ref then name the copy).
   void copy_if_frame_bound(bytes_view& data, BufRef& ref);
   // The out-of-order store's pieces are charged to the stack's frame budget (a piece holds
-  // at most one frame; copies are charged too, which only errs on the safe side).
-  void charge_ooo();
+  // at most one frame; copies are charged too, which only errs on the safe side), and the
+  // octets both queues hold to its byte budget. Absolute: any call corrects the account.
+  void charge_rx_budget();
+  // The stack's received octets are at their bound and this connection has its share.
+  bool over_rx_memory(std::size_t len) const;
   void process_fin(Instant now, std::uint32_t fin_seq);
   void deliver_fin(Instant now);
   void update_ts_recent(Instant now, const TcpRepr& seg);
@@ -341,7 +344,8 @@ class Tcb {
   std::uint32_t challenges_in_window_ = 0;
 
   TcbStats stats_;
-  std::size_t ooo_charged_ = 0;  // ooo_ pieces counted in the stack's RxFrameBudget
+  std::size_t ooo_charged_ = 0;    // ooo_ pieces counted in the stack's RxFrameBudget
+  std::size_t bytes_charged_ = 0;  // received octets (rcvq_ + ooo_) counted there
 };
 
 }  // namespace esock::tcp

@@ -126,6 +126,7 @@ void Tcb::enter_time_wait(Instant now) {
   // 8,500 TIME-WAIT connections at 69 KiB each, mostly the 64 KiB copy block).
   sndbuf_.release_memory();
   ooo_.release_memory();
+  charge_rx_budget();
   rto_deadline_ = persist_deadline_ = keepalive_deadline_ = Instant::never();
   close_deadline_ = now + 2 * cfg_.msl;
 }

@@ -18,6 +18,7 @@ Stack::Stack(Device& dev, const StackConfig& cfg, Instant now)
       now_(now) {
   port_cursor_ = isn_.ts_offset(FourTuple{}) % 16384;  // a keyed start, not predictable
   rx_frames_.limit = cfg.rx_pinned_frames_max;
+  rx_frames_.bytes_limit = cfg.rx_memory_max;
 }
 
 Stack::~Stack() = default;
@@ -96,6 +97,7 @@ StackStats Stack::stats() const {
   s.drops[DropReason::bad_checksum] += i.tcp_bad_csum;
   s.drops[DropReason::bad_header] += i.tcp_bad_header;
   s.rx_frames_pinned = rx_frames_.held;
+  s.rx_bytes_held = rx_frames_.bytes_held;
   s.rx_segments_copied = rx_frames_.copied_segments;
   return s;
 }

@@ -41,6 +41,10 @@ struct StackConfig {
   // Received frames all connections together keep pinned in their in-order queues
   // (rx_frame_budget.h); half of a DPDK port's default pool of 8191.
   std::size_t rx_pinned_frames_max = 4096;
+  // Received octets all connections together may hold, in order and out of order
+  // (rx_frame_budget.h, as Linux's tcp_mem); each connection keeps TcpConfig::rx_memory_min
+  // whatever this says.
+  std::size_t rx_memory_max = 256u << 20;
   // RFC 4987 section 3.6: with a listener's half-open backlog full, answer SYNs with SYN
   // cookies (no state) rather than dropping the oldest half-open connection.
   bool syn_cookies = true;
@@ -65,6 +69,7 @@ struct StackStats {
   // StackConfig::rx_pinned_frames_max and TcpConfig::rx_pinned_frames), and the segments
   // copied instead because a bound was hit.
   std::uint64_t rx_frames_pinned = 0, rx_segments_copied = 0;
+  std::uint64_t rx_bytes_held = 0;  // received octets all connections hold (rx_memory_max)
   // Every TCP segment (or its text) this stack discarded unprocessed, by reason
   // (drop_reason.h): the interface's checksum and header failures, segments without a
   // connection, and the sum over every connection's TcbStats::drops, live or freed.

@@ -192,6 +192,36 @@ TEST_F(TcbRxFrames, OutOfOrderSegmentsPinAtMostTheConnectionsBound) {
   EXPECT_EQ(Frames::out, 0);
 }
 
+// Hardening (issue 20, per-stack bound): received octets of all connections together are
+// bounded (StackConfig::rx_memory_max, as Linux's tcp_mem); thousands of connections
+// nobody reads held 4 MiB each. Past the bound a connection still keeps its guaranteed
+// share (rx_memory_min), and beyond that drops new text, counted; reading makes room.
+TEST_F(TcbRxFrames, TheStacksReceiveMemoryBoundLeavesEachConnectionItsShare) {
+  cfg.rx_memory_min = 4000;
+  establish_active();
+  RxFrameBudget budget;
+  budget.bytes_limit = 10000;
+  budget.bytes_held = 9000;  // what the stack's other connections hold
+  tcb->recv_queue().share_budget(&budget);
+  inject_data(1000);  // 10,000: at the bound, allowed
+  inject_data(2000);  // past it, but within this connection's share (3000 <= 4000)
+  EXPECT_EQ(tcb->recv_queue().size(), 3000u);
+  EXPECT_EQ(budget.bytes_held, 12000u);
+  const std::uint32_t before = tcb->rcv_nxt();
+  inject_data(1500);  // 4500 > 4000: dropped
+  EXPECT_EQ(tcb->rcv_nxt(), before);
+  EXPECT_EQ(tcb->stats().drops[DropReason::rx_memory], 1u);
+  peer_nxt = before;
+  // The application reads: the connection is back under its share.
+  std::vector<std::uint8_t> out(3000);
+  ASSERT_EQ(tcb->recv(now(), out), 3000u);
+  EXPECT_EQ(budget.bytes_held, 9000u);
+  inject_data(1500);
+  EXPECT_EQ(tcb->rcv_nxt(), before + 1500);
+  tcb.reset();
+  EXPECT_EQ(budget.bytes_held, 9000u) << "a TCB leaves nothing charged";
+}
+
 // Issue 20, item 4 (memory per TCB): a connection's out-of-order store no longer reserves a
 // full window of pieces up front (about 250 KiB with the default 4 MiB receive buffer: 500
 // connections in TIME-WAIT held 121 MiB). Measured on the heap, with the default config.
