@@ -110,6 +110,39 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
   return 0;
 }
 
+namespace {
+
+// A listener's set-up state: MPA as the responder, its bounds (runtime/socket.h).
+std::unique_ptr<StackListen> new_listen(const Socket& s, int backlog) {
+  auto l = std::make_unique<StackListen>();
+  l->mpa = mpa_config(false, s.msgmode(), s.rawmode());
+  l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
+  l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
+  return l;
+}
+
+// The handover (under the runtime lock): the kernel socket the application's number was
+// stays behind on a private number for its options, and the number becomes the signal
+// that is readable while a negotiated connection waits. 0 or -1 with errno.
+int hand_over_listener(int fd, const std::shared_ptr<Socket>& s, std::unique_ptr<StackListen> l) {
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  l->opt_fd = move_high(fd);
+  const int a = make_signal(&l->sig_a, &l->sig_l);
+  if (l->opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
+    const int err = errno;
+    if (a >= 0) ESOCK_LIBC(close)(a);
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  s->nonblocking = (flflags & O_NONBLOCK) != 0;
+  s->lis = std::move(l);
+  s->set_state(Socket::State::listening);
+  DdpRuntime::get().add(s);
+  return 0;
+}
+
+}  // namespace
+
 int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
   const int port = kernel_port(fd);
   if (port < 0) return -1;
@@ -117,65 +150,35 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   std::unique_lock lk(rt.mu);
   std::string why;
   int err = rt.use_stack(p, &why);
-  auto l = std::make_unique<StackListen>();
-  l->mpa = mpa_config(false, s->msgmode(), s->rawmode());
-  l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
-  l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
+  auto l = new_listen(*s, backlog);
   if (err == 0) l->pl = p.listen(static_cast<std::uint16_t>(port), backlog, &err, &why);
   if (!l->pl) {
     debug("listen", why);
     return errno_fail(err);
   }
-  l->opt_fd = move_high(fd);
-  const int a = make_signal(&l->sig_a, &l->sig_l);
-  if (l->opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
-    err = errno;
-    if (a >= 0) ESOCK_LIBC(close)(a);
-    return errno_fail(err);
-  }
-  ESOCK_LIBC(close)(a);
-  s->nonblocking = (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) != 0;
-  s->lis = std::move(l);
-  s->set_state(Socket::State::listening);
-  rt.add(s);
-  return 0;
+  return hand_over_listener(fd, s, std::move(l));
 }
 
-// ksock: the kernel listening socket moves to a private number the progress thread polls;
-// the application's number becomes the readable-when-negotiated signal, as with a stack
-// listener. A second private number holds the options (setsockopt on the listener).
+// ksock: the kernel listening socket moves to a private number the progress thread polls
+// (Provider::adopt_listener); the application's number becomes the signal, as with a
+// stack listener, and a second private number holds the options.
 int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
   if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
-  auto l = std::make_unique<StackListen>();
-  l->mpa = mpa_config(false, s->msgmode(), s->rawmode());
-  l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
-  l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
-  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
   const int lfd = move_high(fd);
   if (lfd < 0) return -1;
   int err = 0;
+  auto l = new_listen(*s, backlog);
   l->pl = p.adopt_listener(lfd, &err);
   if (!l->pl) {
     ESOCK_LIBC(close)(lfd);
     return errno_fail(err);
   }
-  l->opt_fd = move_high(fd);
-  const int a = make_signal(&l->sig_a, &l->sig_l);
-  if (l->opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
-    err = errno;
-    if (a >= 0) ESOCK_LIBC(close)(a);
-    return errno_fail(err);
-  }
-  ESOCK_LIBC(close)(a);
+  if (hand_over_listener(fd, s, std::move(l)) < 0) return -1;
   // The listening socket's description is esock's alone now (fd is the signal): the
   // progress thread's accept must never block, whatever the application's flags are.
   ESOCK_LIBC(fcntl)(lfd, F_SETFL, ESOCK_LIBC(fcntl)(lfd, F_GETFL) | O_NONBLOCK);
-  s->nonblocking = (flflags & O_NONBLOCK) != 0;
-  s->lis = std::move(l);
-  s->set_state(Socket::State::listening);
-  rt.add(s);
   return 0;
 }
 
