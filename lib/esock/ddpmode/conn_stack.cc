@@ -201,9 +201,9 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());
     s->set_rawmode(ls.rawmode());
-    sockaddr_in peer{};
+    sockaddr_storage peer{};  // IPv6 too (ksock)
     socklen_t plen = sizeof peer;
-    pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen);
+    if (pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
     int err = attach(std::move(pc), false, *s);
     if (err != 0) {
       s->conn.reset();
@@ -233,7 +233,10 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
       s->conn.reset();
       return errno_fail(EMFILE);
     }
-    if (addr != nullptr && len != nullptr) copy_sockaddr(peer, addr, len);
+    if (addr != nullptr && len != nullptr) {  // accept(2): truncated to *len, full size back
+      std::memcpy(addr, &peer, std::min<socklen_t>(*len, plen));
+      *len = plen;
+    }
     s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
     s->set_state(Socket::State::connected);
     rt.add(s);

@@ -83,7 +83,7 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
     std::lock_guard lk(DdpRuntime::get().mu);
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->name(peer, addr, len);
-    if (s->lis && !peer) return copy_sockaddr(s->lis->pl->local(), addr, len);
+    if (s->lis && !peer) return s->lis->pl->name(addr, len);
     if (s->orphaned || s->lis) tcp = -1;
   }
   if (tcp < 0) {

@@ -7,11 +7,14 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "esock/esock.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/providers/provider.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/socket.h"
 
@@ -83,9 +86,23 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
   return 0;
 }
 
-void ddp_socket_created(int fd) {
+void ddp_socket_created(int fd, int domain) {
   if (!config().ddpmode_all || static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd))
     return;
+  if (domain == AF_INET6) {
+    // Over kernel TCP (ksock) MPA runs on IPv6 as on IPv4; an own stack (dpdk, lib/tcp) is
+    // IPv4 only, so the program's IPv6 socket stays the kernel's, and says so once.
+    Provider* p = configured_provider();
+    if (p == nullptr || p->own_stack()) {
+      static std::once_flag told;
+      std::call_once(told, [p] {
+        std::fprintf(stderr,
+                     "esock: IPv6 sockets stay plain kernel TCP: the %s provider is IPv4 only\n",
+                     p != nullptr ? p->name() : "configured");
+      });
+      return;
+    }
+  }
   auto s = std::make_shared<Socket>();
   s->implicit = true;
   fd_set(fd, std::move(s));

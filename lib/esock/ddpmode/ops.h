@@ -44,6 +44,6 @@ int ddp_give_back_implicit(int fd, int refuse);
 // The own stack's address (ESOCK_DPDK_IP), network order; 0 if unset.
 in_addr_t stack_address();
 // A new IPv4 TCP socket: armed in DDPMODE when the configuration says every one is.
-void ddp_socket_created(int fd);
+void ddp_socket_created(int fd, int domain);
 
 }  // namespace esock::sockets

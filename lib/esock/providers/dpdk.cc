@@ -174,7 +174,7 @@ class DpdkListener final : public ProviderListener {
   ~DpdkListener() override;
   bool pending() const override { return l_->pending() > 0; }
   std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) override;
-  sockaddr_in local() const override;
+  int name(sockaddr* addr, socklen_t* len) const override;
 
  private:
   DpdkProvider& p_;
@@ -401,8 +401,8 @@ std::unique_ptr<ProviderConn> DpdkListener::accept(const mpa::Config& cfg) {
   return std::make_unique<DpdkConn>(p_, c, p_.options(cfg));
 }
 
-sockaddr_in DpdkListener::local() const {
-  return to_sockaddr(p_.ip(), l_->port());
+int DpdkListener::name(sockaddr* addr, socklen_t* len) const {
+  return copy_sockaddr(to_sockaddr(p_.ip(), l_->port()), addr, len);
 }
 
 }  // namespace

@@ -183,11 +183,8 @@ class KsockListener final : public ProviderListener {
     ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return std::make_unique<KsockConn>(fd, cfg);  // the responder waits for the Request
   }
-  sockaddr_in local() const override {
-    sockaddr_in a{};
-    socklen_t l = sizeof a;
-    ESOCK_LIBC(getsockname)(fd_, reinterpret_cast<sockaddr*>(&a), &l);
-    return a;
+  int name(sockaddr* addr, socklen_t* len) const override {
+    return ESOCK_LIBC(getsockname)(fd_, addr, len);  // IPv4 or IPv6, as the kernel's
   }
 
  private:

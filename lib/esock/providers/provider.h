@@ -78,7 +78,8 @@ class ProviderListener {
   // Takes the oldest and starts MPA as the responder (settle it with setup_state());
   // null when none is pending.
   virtual std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) = 0;
-  virtual sockaddr_in local() const = 0;
+  // getsockname(2) of the listener: its address family's name, truncated to *len.
+  virtual int name(sockaddr* addr, socklen_t* len) const = 0;
 };
 
 class Provider {

@@ -13,13 +13,15 @@ using esock::sockets::fd_is_ddp;
 
 extern "C" {
 
-// ESOCK_DDPMODE_ALL (esockrun --ddp): every IPv4 TCP socket an unmodified program creates
-// starts in DDPMODE, as if it had called setsockopt(SOL_ESOCK, ESOCK_DDPMODE) itself.
+// ESOCK_DDPMODE_ALL (esockrun --ddp): every TCP socket an unmodified program creates starts
+// in DDPMODE, as if it had called setsockopt(SOL_ESOCK, ESOCK_DDPMODE) itself (IPv6 ones
+// only where the provider carries IPv6: ddp_socket_created).
 int socket(int domain, int type, int protocol) {
   const int fd = ESOCK_LIBC(socket)(domain, type, protocol);
-  if (fd >= 0 && domain == AF_INET && (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) == SOCK_STREAM &&
+  if (fd >= 0 && (domain == AF_INET || domain == AF_INET6) &&
+      (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) == SOCK_STREAM &&
       (protocol == 0 || protocol == IPPROTO_TCP)) [[unlikely]]
-    esock::sockets::ddp_socket_created(fd);
+    esock::sockets::ddp_socket_created(fd, domain);
   return fd;
 }
 

@@ -549,6 +549,59 @@ TEST(DdpFd, SilentAndNonMpaPeersDelayNoAccept) {
   ::close(lfd);
 }
 
+// Compatibility (issue 14, item 5): IPv6 was left out. Over kernel TCP, MPA runs on IPv6 as
+// on IPv4: an IPv6 DDPMODE listener takes IPv6 clients and, bound to ::, IPv4 ones too
+// (v4-mapped, as iperf3 -s listens); getsockname and accept give the IPv6 names whole.
+TEST(DdpFd, Ipv6ListenersTakeIpv6AndIpv4Clients) {
+  const int one = 1;
+  const int lfd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  ASSERT_GE(lfd, 0);
+  ASSERT_EQ(::setsockopt(lfd, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one), 0);
+  sockaddr_in6 any{};
+  any.sin6_family = AF_INET6;
+  any.sin6_addr = in6addr_any;
+  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&any), sizeof any), 0);
+  ASSERT_EQ(::listen(lfd, 8), 0);
+  sockaddr_in6 name{};
+  socklen_t nl = sizeof name;
+  ASSERT_EQ(::getsockname(lfd, reinterpret_cast<sockaddr*>(&name), &nl), 0);
+  ASSERT_EQ(nl, sizeof name);
+  ASSERT_EQ(name.sin6_family, AF_INET6);
+  const std::uint16_t port = ntohs(name.sin6_port);
+  ASSERT_NE(port, 0);
+  // An IPv6 client to ::1.
+  const int c6 = ::socket(AF_INET6, SOCK_STREAM, 0);
+  ASSERT_EQ(::setsockopt(c6, SOL_ESOCK, ESOCK_DDPMODE, &one, sizeof one), 0);
+  sockaddr_in6 to{};
+  to.sin6_family = AF_INET6;
+  to.sin6_addr = in6addr_loopback;
+  to.sin6_port = htons(port);
+  ASSERT_EQ(::connect(c6, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
+  sockaddr_in6 peer{};
+  socklen_t pl = sizeof peer;
+  const int s6 = ::accept(lfd, reinterpret_cast<sockaddr*>(&peer), &pl);
+  ASSERT_GE(s6, 0) << std::strerror(errno);
+  EXPECT_EQ(pl, sizeof peer);
+  EXPECT_EQ(peer.sin6_family, AF_INET6);
+  EXPECT_EQ(std::memcmp(&peer.sin6_addr, &in6addr_loopback, sizeof peer.sin6_addr), 0);
+  // An IPv4 client (DDPMODE too) to the same port.
+  const int c4 = ddp_connect(port);
+  ASSERT_GE(c4, 0) << std::strerror(errno);
+  const int s4 = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(s4, 0) << std::strerror(errno);
+  char b[8];
+  for (auto [c, srv] : {std::pair{c6, s6}, std::pair{c4, s4}}) {
+    ASSERT_EQ(::write(c, "ping", 4), 4);
+    ASSERT_TRUE(wait_readable(srv));
+    ASSERT_EQ(::read(srv, b, sizeof b), 4);
+    ASSERT_EQ(::write(srv, b, 4), 4);
+    ASSERT_TRUE(wait_readable(c));
+    ASSERT_EQ(::read(c, b, sizeof b), 4);
+    EXPECT_EQ(std::memcmp(b, "ping", 4), 0);
+  }
+  for (int fd : {c6, s6, c4, s4, lfd}) ::close(fd);
+}
+
 struct IgnoreSigpipe {
   IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 } ignore_sigpipe;

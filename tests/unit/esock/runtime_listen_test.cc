@@ -57,7 +57,7 @@ class ScriptedListener final : public ProviderListener {
     queue.pop_front();
     return std::make_unique<ScriptedConn>(*s);
   }
-  sockaddr_in local() const override { return {}; }
+  int name(sockaddr*, socklen_t*) const override { return 0; }
   std::deque<Script*> queue;
 };
 
