@@ -317,6 +317,9 @@ void DdpRuntime::service_listener(Socket& s) {
     if (!pc) break;
     pc->hold_input(true);  // nothing past MPA is read before the application accepts
     l.negotiating.push_back({std::move(pc), now + l.setup_timeout});
+    // An application thread in accept() may be the one that took it: the progress thread,
+    // asleep in poll(2) on descriptors chosen before, must add this one (ksock).
+    wake();
   }
   for (auto it = l.negotiating.begin(); it != l.negotiating.end();) {
     const int st = it->pc->setup_state();
