@@ -12,7 +12,7 @@ packages=(
   librdmacm-dev libibverbs-dev
   wireshark-dev tshark
   iproute2 procps
-  curl netcat-openbsd iperf3 redis-server redis-tools python3-matplotlib
+  curl netcat-openbsd iperf3 redis-server redis-tools python3-matplotlib socat
 )
 
 missing=()

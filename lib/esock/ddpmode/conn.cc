@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -63,6 +64,7 @@ int attach(std::unique_ptr<ProviderConn> pc, bool initiator, Socket& s) {
   if (!hello) return pd.empty() ? ECONNREFUSED : EPROTO;
   if (hello->msgmode != s.msgmode() || hello->raw != s.rawmode()) return EPROTO;
   auto c = std::make_unique<Conn>();
+  if (pc->survives_fork()) c->fork_slot = ForkHandover::get().acquire(::getpid());
   if (s.rawmode()) {
     // RAWMODE: no ESTP stream; the application posts its own receives (esock.h).
     c->raw = std::make_unique<RawQp>(pc->verbs());

@@ -193,7 +193,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     rt.service_listener(ls);
     if (ls.lis->ready.empty()) {
       if (ls.nonblocking) return errno_fail(EAGAIN);
-      rt.wait(lk);
+      if (rt.wait_interruptible(lk) == EINTR) return errno_fail(EINTR);  // accept(2)
       continue;
     }
     std::unique_ptr<ProviderConn> pc = std::move(ls.lis->ready.front());

@@ -42,7 +42,9 @@ std::shared_ptr<Socket> lookup(int fd, int* err) {
 }
 
 // Under the runtime lock: why this connected socket cannot be used by the API, or 0.
-int usable(const Socket& s, bool need_raw) {
+int usable(Socket& s, bool need_raw) {
+  // A fork copy: this process's to use, another's (ENOTCONN), or not decided yet (EAGAIN).
+  if (const int err = DdpRuntime::get().take_over(s); err != 0) return err;
   if (s.orphaned) return ENOTCONN;
   switch (s.state()) {
     case Socket::State::connected:

@@ -114,8 +114,9 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   if (const int err = check_msg(msg, false); err != 0) return fail(err);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
-  if (const int err = unusable(*s); err != 0) return fail(err);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
+  if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
+  if (const int err = unusable(*s); err != 0) return fail(err);
   const std::size_t total = total_len(msg);
   const bool msgmode = s->msgmode();
   std::size_t done = 0;
@@ -161,7 +162,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
           continue;
         }
         if (rc != EAGAIN) return done ? ssize_t(done) : write_error(rc, flags);
-        rt.wait(lk);
+        if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
         continue;
       }
       if (msgmode && nonblock && !st.can_write_whole(total - done)) {
@@ -179,7 +180,8 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
       }
       if (r != -EAGAIN) return done ? ssize_t(done) : write_error(static_cast<int>(-r), flags);
       if (nonblock) return done ? ssize_t(done) : fail(EAGAIN);
-      rt.wait(lk);
+      // Waiting for room: a signal interrupts as it would the kernel's send (signal(7)).
+      if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
     } while (off < ilen);
   }
   return static_cast<ssize_t>(done);
@@ -192,8 +194,9 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   if (flags & MSG_OOB) return fail(EINVAL);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
-  if (const int err = unusable(*s); err != 0) return fail(err);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
+  if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
+  if (const int err = unusable(*s); err != 0) return fail(err);
   const bool peek = flags & MSG_PEEK;
   const bool waitall = (flags & MSG_WAITALL) && !peek && !s->msgmode();
   msg->msg_flags = 0;
@@ -259,8 +262,12 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
     if (r.eom || eof || (got > 0 && (!waitall || got == want))) return static_cast<ssize_t>(got);
     if (nonblock) return got ? ssize_t(got) : fail(EAGAIN);
     ++s->readers;
-    rt.wait(lk);
+    const int interrupted = rt.wait_interruptible(lk);
     --s->readers;
+    if (interrupted != 0) {
+      rt.after_op(*s);  // the signal's readiness, which a blocked reader leaves alone
+      return got ? ssize_t(got) : fail(EINTR);
+    }
   }
 }
 
@@ -269,7 +276,8 @@ int ddp_shutdown(int fd, int how) {
   if (!s) return static_cast<int>(fail(EBADF));
   if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) return static_cast<int>(fail(EINVAL));
   DdpRuntime& rt = DdpRuntime::get();
-  std::lock_guard lk(rt.mu);
+  std::unique_lock lk(rt.mu);
+  if (const int err = rt.take_over(lk, *s, true); err != 0) return static_cast<int>(fail(err));
   if (s->rawmode() && s->state() == Socket::State::connected && s->conn && !s->orphaned) {
     // RAWMODE: no new send-side work; TCP FIN once what is queued has left.
     if (how != SHUT_RD) {
@@ -278,14 +286,14 @@ int ddp_shutdown(int fd, int how) {
     }
     if (how != SHUT_WR) s->rd_shut = true;
     rt.after_op(*s);
-    rt.cv.notify_all();
+    rt.notify();
     return 0;
   }
   if (const int err = unusable(*s); err != 0) return static_cast<int>(fail(err));
   if (how != SHUT_RD) s->conn->stream->shutdown_write();
   if (how != SHUT_WR) s->rd_shut = true;  // blocked and later reads return 0
   rt.after_op(*s);
-  rt.cv.notify_all();
+  rt.notify();
   return 0;
 }
 

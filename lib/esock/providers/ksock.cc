@@ -105,6 +105,7 @@ class KsockConn final : public ProviderConn {
   }
 
   void hold_input(bool on) override { hold_ = on; }
+  bool survives_fork() const override { return true; }  // a kernel socket and heap memory
 
   int name(bool peer, sockaddr* addr, socklen_t* len) const override {
     return peer ? ESOCK_LIBC(getpeername)(fd_, addr, len) : ESOCK_LIBC(getsockname)(fd_, addr, len);

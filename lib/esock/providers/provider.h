@@ -64,6 +64,9 @@ class ProviderConn {
   // established, an errno when set-up failed (setup_error() says why).
   virtual int setup_state() const { return 0; }
   virtual std::string setup_error() const { return {}; }
+  // Whether a fork child may take the connection over (runtime/fork_handover.h): its state
+  // is all in process memory fork copies, and its transport a descriptor fork shares.
+  virtual bool survives_fork() const { return false; }
 };
 
 // A passive open whose MPA set-up the runtime runs off the accept path (under the runtime

@@ -3,6 +3,8 @@
 // thread notifies.
 #include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -60,6 +62,58 @@ bool DdpRuntime::wait_for_round(std::unique_lock<RuntimeMutex>& lk,
                            : wait_on_cv(lk, deadline);
   --blocked_;
   return in_time;
+}
+
+namespace {
+// The calling thread's eventfd for wait_interruptible: created on first use, high, blocking;
+// made again in a fork child (the parent's would be shared) or when the program closed it.
+struct ThreadWakeFd {
+  int fd = -1;
+  pid_t pid = 0;
+  ~ThreadWakeFd() {
+    if (fd >= 0 && pid == ::getpid()) ESOCK_LIBC(close)(fd);
+  }
+};
+thread_local ThreadWakeFd thread_wake;
+
+int thread_wake_fd() {
+  if (thread_wake.fd >= 0 && thread_wake.pid == ::getpid()) return thread_wake.fd;
+  const int e = ::eventfd(0, EFD_CLOEXEC);
+  thread_wake.fd = e < 0 ? -1 : move_high(e);
+  if (e >= 0) ESOCK_LIBC(close)(e);
+  thread_wake.pid = ::getpid();
+  return thread_wake.fd;
+}
+}  // namespace
+
+int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk) {
+  const int efd = stack_ == nullptr ? thread_wake_fd() : -1;
+  if (efd < 0) {
+    wait(lk);
+    return 0;
+  }
+  ++blocked_;
+  ++waiters_;
+  sleepers_.push_back(efd);
+  lk.unlock();
+  std::uint64_t n;
+  const ssize_t r = ESOCK_LIBC(read)(efd, &n, sizeof n);
+  const int err = r < 0 ? errno : 0;
+  lk.lock();
+  std::erase(sleepers_, efd);
+  --waiters_;
+  --blocked_;
+  if (err == EINTR) return EINTR;
+  if (err != 0) thread_wake.fd = -1;  // closed under us (a program closing every descriptor)
+  return 0;
+}
+
+void DdpRuntime::notify() {
+  cv.notify_all();
+  const std::uint64_t one = 1;
+  for (int fd : sleepers_) {
+    [[maybe_unused]] const ssize_t n = ESOCK_LIBC(write)(fd, &one, sizeof one);
+  }
 }
 
 bool DdpRuntime::wait_on_cv(std::unique_lock<RuntimeMutex>& lk,
@@ -151,7 +205,7 @@ bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
 void DdpRuntime::service_all() {
   for (const auto& s : socks_) {
     if (s->lis) service_listener(*s);
-    if (s->conn && s->conn->pc) service(*s);
+    if (s->conn && s->conn->pc && !forked(*s)) service(*s);  // fork copies rest (fork.cc)
   }
   // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
   std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
@@ -162,7 +216,7 @@ void DdpRuntime::service_all() {
 bool DdpRuntime::round() {
   const bool did = stack_ != nullptr && stack_->poll_once();
   service_all();
-  if (did && waiters_ > 0) cv.notify_all();
+  if (did && waiters_ > 0) notify();
   return did;
 }
 

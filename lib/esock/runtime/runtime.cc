@@ -3,8 +3,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -67,6 +69,8 @@ void RuntimeMutex::lock_after_waiters() {
 }
 
 void Conn::release() {
+  if (fork_slot && fork == Fork::none) ForkHandover::get().free(fork_slot, ::getpid());
+  fork_slot = {};
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
   pc.reset();  // closes the transport
@@ -163,13 +167,17 @@ void DdpRuntime::after_op(Socket& s) {
 
 void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   s->set_state(Socket::State::closed);
-  cv.notify_all();  // calls blocked on this socket return EBADF
+  notify();  // calls blocked on this socket return EBADF
   if (s->lis) {
     s->lis.reset();  // the stack resets connections still waiting to be accepted
     return;
   }
   if (!s->conn || !s->conn->pc) return;  // released already (reset)
   Conn& c = *s->conn;
+  if (c.fork != Conn::Fork::none) {
+    let_go(c);  // a fork copy's close: no FIN, no Terminate (runtime/fork.cc)
+    return;
+  }
   if (c.stream) {
     c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
     c.stream->cancel_rndv();
@@ -196,7 +204,7 @@ void DdpRuntime::reset(Socket& s, int err) {
   s.error = err;
   s.set_state(Socket::State::failed);
   s.conn->release();
-  cv.notify_all();
+  notify();
 }
 
 // Readiness of the application's number (docs/sockets.md, "fd model"): one octet queued
@@ -339,6 +347,11 @@ void DdpRuntime::service_listener(Socket& s) {
 }
 
 void DdpRuntime::loop() {
+  // Signals are the application's: a process-directed one goes to a thread that can be
+  // interrupted by it (wait_interruptible), never to this one.
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::unique_lock lk(mu);
   std::vector<pollfd> pfds;
   // Per pollfd after the wake fd: the socket, and the listener's negotiating connection
@@ -362,13 +375,14 @@ void DdpRuntime::loop() {
     who.clear();
     bool closing = false;
     std::optional<Instant> setup_deadline;  // the nearest MPA set-up deadline (listeners)
+    const std::optional<Duration> fork_due = settle_forks();
     for (const auto& s : socks_) {
       if (s->lis) {
         poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc}); });
         for (const StackListen::Negotiating& n : s->lis->negotiating)
           setup_deadline = std::min(setup_deadline.value_or(n.deadline), n.deadline);
       }
-      if (!s->conn || !s->conn->pc) continue;
+      if (!s->conn || !s->conn->pc || forked(*s)) continue;  // a fork copy rests (fork.cc)
       closing = closing || s->conn->close_ladder.closing();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
@@ -391,6 +405,11 @@ void DdpRuntime::loop() {
             std::chrono::ceil<std::chrono::milliseconds>(*setup_deadline - clock_.now());
         const int ms = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, 1000));
         timeout = timeout < 0 ? ms : std::min(timeout, ms);
+      }
+      if (fork_due) {  // a fork decision to take
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*fork_due).count();
+        const int t = static_cast<int>(std::clamp<std::int64_t>(ms, 1, 1000));
+        timeout = timeout < 0 ? t : std::min(timeout, t);
       }
       ::poll(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
@@ -428,14 +447,14 @@ void DdpRuntime::loop() {
         if (!s->lis) continue;
         for (StackListen::Negotiating& n : s->lis->negotiating)
           if (n.pc.get() == p.negotiating) n.pc->on_ready(pfds[i].revents);
-      } else if (s->conn && s->conn->pc) {
+      } else if (s->conn && s->conn->pc && !forked(*s)) {
         s->conn->pc->on_ready(pfds[i].revents);
       }
     }
     service_all();
     // A polling thread wakes waiters only when something happened: every spin round would
     // otherwise bounce each blocked application thread through the lock.
-    if (!polling || events) cv.notify_all();
+    if (!polling || events) notify();
   }
 }
 
@@ -461,51 +480,6 @@ void DdpRuntime::at_exit() {
   rt.stack_->stop();
   rt.stack_ = nullptr;
   (void)lk.release();
-}
-
-// fork (docs/sockets.md): the child gets no progress thread. Its copies of DDPMODE sockets
-// are orphaned: close works (and never disturbs the parent's connection, since the child
-// drops its references to the private descriptors here), data calls fail with ENOTCONN.
-void DdpRuntime::at_fork_prepare() {
-  get().mu.lock();
-}
-void DdpRuntime::at_fork_parent() {
-  get().mu.unlock();
-}
-void DdpRuntime::at_fork_child() {
-  DdpRuntime& rt = get();
-  for (const auto& s : rt.socks_) {
-    s->orphaned = true;
-    if (s->lis) {
-      // The listener is the parent's (its stack, or its kernel listening socket and the
-      // connections negotiating there): the child only drops its copies of the descriptors.
-      StackListen& l = *s->lis;
-      for (int fd : {l.sig_a, l.sig_l, l.opt_fd, l.pl ? l.pl->poll_fd() : -1})
-        if (fd >= 0) ESOCK_LIBC(close)(fd);
-      for (const StackListen::Negotiating& n : l.negotiating)
-        if (n.pc->poll_fd() >= 0) ESOCK_LIBC(close)(n.pc->poll_fd());
-      for (const auto& pc : l.ready)
-        if (pc->poll_fd() >= 0) ESOCK_LIBC(close)(pc->poll_fd());
-      (void)s->lis.release();
-    }
-    if (s->conn) {
-      // Forget, don't tear down: the parent still uses these engines and memory.
-      if (s->conn->pc->poll_fd() >= 0) ESOCK_LIBC(close)(s->conn->pc->poll_fd());
-      for (int fd : {s->conn->sig_a, s->conn->sig_l, s->conn->opt_fd})
-        if (fd >= 0) ESOCK_LIBC(close)(fd);
-      (void)s->conn.release();  // leaked in the child on purpose
-    }
-  }
-  rt.socks_.clear();
-  ESOCK_LIBC(close)(rt.wake_fd_);
-  rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  rt.thread_started_ = false;
-  rt.waiters_ = 0;
-  rt.blocked_ = 0;
-  rt.poller_ = false;
-  rt.stack_of_parent_ = rt.stack_of_parent_ || rt.stack_ != nullptr;
-  rt.stack_ = nullptr;
-  rt.mu.unlock();
 }
 
 }  // namespace esock::sockets

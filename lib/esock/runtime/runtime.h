@@ -103,6 +103,14 @@ class DdpRuntime {
   // stack itself (auto, inline) or waits on cv for the progress thread (thread, ksock).
   // Returns after one round or a bounded sleep; the caller re-checks its condition.
   void wait(std::unique_lock<RuntimeMutex>& lk);
+  // As wait, for a call a signal may interrupt in the kernel (accept, a read or a write
+  // waiting for the peer): EINTR when a handler installed without SA_RESTART ran meanwhile,
+  // else 0. Kernel-socket providers wait in read(2) of a per-thread eventfd, which the
+  // kernel restarts or interrupts by the handler's SA_RESTART exactly as it would the call
+  // the application made (signal(7)); an own stack's wait is not interrupted (docs/sockets.md).
+  int wait_interruptible(std::unique_lock<RuntimeMutex>& lk);
+  // Wakes every waiter: cv, and each thread asleep in wait_interruptible.
+  void notify();
   // As wait, but false once the deadline has passed.
   bool wait_until(std::unique_lock<RuntimeMutex>& lk, CallClock::time_point deadline);
   // One round of the own stack and of every socket (what the progress thread runs): true
@@ -143,6 +151,11 @@ class DdpRuntime {
   // socket while it has room, and its negotiating connections; polled(pc) per pollfd added.
   void poll_listener(Socket& s, std::vector<pollfd>* pfds,
                      function_ref<void(ProviderConn*)> polled);
+  // fork (runtime/fork_handover.h, runtime/fork.cc): makes a connection fork copied this
+  // process's to use where it can: 0; ENOTCONN when another process of the family has it;
+  // EAGAIN while the parent decides (a caller that may block waits instead).
+  int take_over(Socket& s);
+  int take_over(std::unique_lock<RuntimeMutex>& lk, Socket& s, bool may_block);
 
  private:
   void loop();
@@ -161,6 +174,13 @@ class DdpRuntime {
   void close_step(Conn& c, TransportState transport, bool drained);
   void start_thread();
   static void at_exit();
+  // fork (runtime/fork.cc): the decisions due (the parent keeps what its grace period
+  // passed over, a child claims what its parent gave up, unclaimed slots are taken back);
+  // how long until the next one, if any is pending.
+  std::optional<Duration> settle_forks();
+  void let_go(Conn& c);    // closing a connection that is a fork copy
+  void orphan(Socket& s);  // another process of the family has it
+  static bool forked(const Socket& s) { return s.conn && s.conn->fork != Conn::Fork::none; }
   static void at_fork_prepare();
   static void at_fork_parent();
   static void at_fork_child();
@@ -187,6 +207,13 @@ class DdpRuntime {
   CallClock::time_point idle_since_{};  // start of the current run of empty rounds ...
   bool idle_since_known_ = false;       // ... once one was seen (the spin budget)
   std::uint64_t inline_rounds_ = 0, inline_sleeps_ = 0;
+  // Connections given up for a child at close, until one claims them or unclaimed_after.
+  struct GivenUp {
+    ForkHandover::Slot slot;
+    Instant at;
+  };
+  std::vector<GivenUp> given_up_;
+  std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
 };
 
 }  // namespace esock::sockets

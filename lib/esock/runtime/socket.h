@@ -14,6 +14,7 @@
 #include "esock/providers/provider.h"
 #include "esock/rawmode/raw_qp.h"
 #include "esock/runtime/close_ladder.h"
+#include "esock/runtime/fork_handover.h"
 
 namespace esock::sockets {
 
@@ -36,6 +37,15 @@ struct Conn {
   // RAWMODE shutdown(SHUT_WR): FIN once drained.
   bool raw_fin = false, raw_fin_sent = false;
   bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)
+  // fork (runtime/fork_handover.h): the connection's word in the process family's table
+  // (kernel-TCP connections only), and where this process stands: none (the connection is
+  // ours), deciding (we forked: until our application uses or closes it, or fork_deadline),
+  // inherited (a child's copy, until fork_parent decides). Neither is polled meanwhile.
+  enum class Fork { none, deciding, inherited };
+  ForkHandover::Slot fork_slot;
+  Fork fork = Fork::none;
+  Instant fork_deadline{};
+  pid_t fork_parent = 0;
 };
 
 // A listening DDPMODE socket of an own-stack provider: the listener lives in the

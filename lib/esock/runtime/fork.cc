@@ -1,0 +1,198 @@
+// fork and DDPMODE connections (docs/sockets.md, "fork"; the ownership rules are in
+// runtime/fork_handover.h). A forking server accepts, forks, and closes its copy; the child
+// serves the connection. A process that forks to run something else (system(3), a
+// background save) keeps its connections. Which of the two happens is learnt from what the
+// parent does next, so the parent's connections rest from fork until then: the child's
+// copy of their state is then exactly what the shared kernel socket continues.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+using namespace std::chrono_literals;
+// How long a parent's connections rest after fork if its application neither uses nor
+// closes them: a forking server closes its copy within microseconds; a program that forked
+// for another reason and waits in poll(2) on the connection sees it again after this.
+constexpr Duration decision_time = 200ms;
+// A connection given up at close that no child claimed (the child exec'd, or exited) frees
+// its word after this; the kernel closed the socket when the last copy went.
+constexpr Duration unclaimed_after = 10s;
+// How often a child's progress thread asks whether its parent decided.
+constexpr Duration claim_poll = 1ms;
+
+// Drops this process's references to a connection's descriptors: the other copy, in
+// another process, keeps the kernel socket and the signal pair open.
+void close_descriptors(Conn& c) {
+  if (c.pc && c.pc->poll_fd() >= 0) ESOCK_LIBC(close)(c.pc->poll_fd());
+  for (int fd : {c.sig_a, c.sig_l, c.opt_fd})
+    if (fd >= 0) ESOCK_LIBC(close)(fd);
+}
+}  // namespace
+
+int DdpRuntime::take_over(Socket& s) {
+  if (!forked(s)) return 0;
+  Conn& c = *s.conn;
+  ForkHandover& table = ForkHandover::get();
+  if (c.fork == Conn::Fork::deciding) {
+    (void)table.keep(c.fork_slot, ::getpid());  // the children's copies are orphaned now
+    c.fork = Conn::Fork::none;
+    wake();  // the progress thread polls it again
+    return 0;
+  }
+  switch (table.claim(c.fork_slot, ::getpid(), c.fork_parent)) {
+    case ForkHandover::Claim::claimed:
+      c.fork = Conn::Fork::none;
+      start_thread();
+      update_signals(s);
+      wake();
+      notify();
+      return 0;
+    case ForkHandover::Claim::waiting:
+      return EAGAIN;
+    case ForkHandover::Claim::orphaned:
+      break;
+  }
+  orphan(s);
+  return ENOTCONN;
+}
+
+int DdpRuntime::take_over(std::unique_lock<RuntimeMutex>& lk, Socket& s, bool may_block) {
+  for (;;) {
+    const int err = take_over(s);
+    if (err != EAGAIN || !may_block) return err;
+    wait(lk);  // the progress thread asks again within claim_poll and notifies
+    if (s.state() == Socket::State::closed) return EBADF;
+  }
+}
+
+void DdpRuntime::orphan(Socket& s) {
+  s.orphaned = true;  // close works; data calls and names fail with ENOTCONN
+  Conn& c = *s.conn;
+  c.fork_slot = {};  // the word is the other process's
+  c.fork = Conn::Fork::none;
+  c.release();  // closes descriptors (references only: the owner's stay open) and frees memory
+  notify();
+}
+
+void DdpRuntime::let_go(Conn& c) {
+  if (c.fork == Conn::Fork::deciding && ForkHandover::get().give_up(c.fork_slot, ::getpid()))
+    given_up_.push_back({c.fork_slot, clock_.now()});
+  c.fork_slot = {};
+  c.fork = Conn::Fork::none;
+  c.release();  // as orphan(): nothing is sent; a child may carry on from the same state
+}
+
+std::optional<Duration> DdpRuntime::settle_forks() {
+  std::optional<Duration> next;
+  const Instant now = clock_.now();
+  auto soon = [&](Duration d) { next = std::min(next.value_or(d), d); };
+  for (const auto& s : socks_) {
+    if (!forked(*s)) continue;
+    Conn& c = *s->conn;
+    if (c.fork == Conn::Fork::deciding) {
+      if (now < c.fork_deadline)
+        soon(c.fork_deadline - now);
+      else
+        (void)take_over(*s);  // the parent keeps it
+    } else if (take_over(*s) == EAGAIN) {
+      soon(claim_poll);
+    }
+  }
+  std::erase_if(given_up_, [&](const GivenUp& g) {
+    if (now - g.at < unclaimed_after) {
+      soon(unclaimed_after - (now - g.at));
+      return false;
+    }
+    (void)ForkHandover::get().take_back(g.slot, ::getpid());  // fails if a child claimed it
+    return true;
+  });
+  return next;
+}
+
+// The handlers: the runtime lock is held across fork (then the fd table's, fd_table.cc), so
+// no connection is mid-round in the copy.
+void DdpRuntime::at_fork_prepare() {
+  DdpRuntime& rt = get();
+  rt.mu.lock();
+  // Before fork, so the child never sees its parent's word as plainly owned.
+  const Instant until = rt.clock_.now() + decision_time;
+  for (const auto& s : rt.socks_) {
+    if (!s->conn || !s->conn->pc || !s->conn->fork_slot || s->conn->close_ladder.closing() ||
+        s->state() != Socket::State::connected)
+      continue;
+    Conn& c = *s->conn;
+    if (c.fork == Conn::Fork::none && ForkHandover::get().start_deciding(c.fork_slot, ::getpid()))
+      c.fork = Conn::Fork::deciding;
+    if (c.fork == Conn::Fork::deciding) c.fork_deadline = until;
+  }
+}
+
+void DdpRuntime::at_fork_parent() {
+  DdpRuntime& rt = get();
+  rt.wake();  // the progress thread stops polling the connections now deciding
+  rt.mu.unlock();
+}
+
+// The child: no progress thread (one starts if it inherited connections it may claim). Its
+// copies of connections its parent decides about wait for the decision; everything else is
+// orphaned: the parent's stack or listening socket, and connections another process of the
+// family decides about. Orphaned copies drop their references to the private descriptors at
+// once, so the child never holds the parent's connection open.
+void DdpRuntime::at_fork_child() {
+  DdpRuntime& rt = get();
+  const pid_t parent = ::getppid();
+  std::vector<std::shared_ptr<Socket>> inherited;
+  for (const auto& s : rt.socks_) {
+    s->readers = 0;  // the parent's threads did not come along
+    if (s->conn && s->conn->fork == Conn::Fork::deciding) {
+      s->conn->fork = Conn::Fork::inherited;
+      s->conn->fork_parent = parent;
+      inherited.push_back(s);
+      continue;
+    }
+    s->orphaned = true;
+    if (s->lis) {
+      // The listener is the parent's (its stack, or its kernel listening socket and the
+      // connections negotiating there): the child only drops its copies of the descriptors.
+      StackListen& l = *s->lis;
+      for (int fd : {l.sig_a, l.sig_l, l.opt_fd, l.pl ? l.pl->poll_fd() : -1})
+        if (fd >= 0) ESOCK_LIBC(close)(fd);
+      for (const StackListen::Negotiating& n : l.negotiating)
+        if (n.pc->poll_fd() >= 0) ESOCK_LIBC(close)(n.pc->poll_fd());
+      for (const auto& pc : l.ready)
+        if (pc->poll_fd() >= 0) ESOCK_LIBC(close)(pc->poll_fd());
+      (void)s->lis.release();
+    }
+    if (s->conn) {
+      // Forget, don't tear down: an own stack's engines and memory are the parent's.
+      close_descriptors(*s->conn);
+      (void)s->conn.release();  // leaked in the child on purpose
+    }
+  }
+  rt.socks_ = std::move(inherited);
+  rt.given_up_.clear();  // the parent's to take back
+  rt.sleepers_.clear();  // the parent's threads
+  ESOCK_LIBC(close)(rt.wake_fd_);
+  rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  rt.thread_started_ = false;
+  rt.waiters_ = 0;
+  rt.blocked_ = 0;
+  rt.poller_ = false;
+  rt.stack_of_parent_ = rt.stack_of_parent_ || rt.stack_ != nullptr;
+  rt.stack_ = nullptr;
+  // A child that waits in poll(2) on an inherited connection (socat, inetd-style servers)
+  // makes no call esock sees: its progress thread claims the connection for it.
+  if (!rt.socks_.empty()) rt.start_thread();
+  rt.mu.unlock();
+}
+
+}  // namespace esock::sockets

@@ -1,0 +1,143 @@
+// fork and DDPMODE connections over ksock (docs/sockets.md, "fork"; runtime/fork_handover.h):
+// a forking server's child serves the connection its parent closed, with every octet the
+// peer sent before, during and after the fork; a parent that goes on using a connection
+// keeps it and its child's copy is orphaned.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "ddp_helpers.h"
+
+using namespace esock_test;
+
+namespace {
+
+struct DdpPair {
+  DdpPair() {
+    std::uint16_t port = 0;
+    lfd = ddp_listener(&port);
+    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
+    cli = ddp_connect(port);
+    t.join();
+  }
+  ~DdpPair() {
+    for (int fd : {cli, srv, lfd})
+      if (fd >= 0) ::close(fd);
+  }
+  int lfd = -1, cli = -1, srv = -1;
+};
+
+// The child's side of a forking echo server: reads `n` octets, sends them back upper-cased,
+// closes. With poll_first it waits in poll(2), which esock does not see, before reading.
+[[noreturn]] void serve_upper(int fd, std::size_t n, bool poll_first) {
+  std::string got(n, '\0');
+  if (poll_first) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10000) != 1) ::_exit(2);
+  }
+  if (!read_all(fd, reinterpret_cast<std::uint8_t*>(got.data()), n)) ::_exit(3);
+  for (char& c : got) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!write_all(fd, reinterpret_cast<const std::uint8_t*>(got.data()), n)) ::_exit(4);
+  ::_exit(::close(fd) == 0 ? 0 : 5);
+}
+
+std::string read_n(int fd, std::size_t n) {
+  std::string s(n, '\0');
+  if (!read_all(fd, reinterpret_cast<std::uint8_t*>(s.data()), n)) return "<short>";
+  return s;
+}
+
+int exit_code(pid_t pid) {
+  int st = 0;
+  if (::waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+void forking_server_child_serves(bool poll_first) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  // Octets the server has not read when it forks: the child must get them.
+  ASSERT_EQ(::write(p.cli, "before-", 7), 7);
+  const pid_t child = ::fork();
+  if (child == 0) serve_upper(p.srv, 7 + 6 + 5, poll_first);
+  // The parent writes on the client (so keeps it) while its server copy rests, then closes
+  // the server copy as a forking server does, then writes more.
+  ASSERT_EQ(::write(p.cli, "during", 6), 6);
+  ASSERT_EQ(::close(p.srv), 0);
+  p.srv = -1;
+  ASSERT_EQ(::write(p.cli, "-afte", 5), 5);
+  EXPECT_EQ(read_n(p.cli, 18), "BEFORE-DURING-AFTE");
+  char b[4];
+  EXPECT_EQ(::read(p.cli, b, sizeof b), 0);  // the child's close: FIN
+  EXPECT_EQ(exit_code(child), 0);
+}
+
+TEST(DdpFork, AForkingServersChildServesTheConnectionItsParentClosed) {
+  forking_server_child_serves(false);
+}
+
+TEST(DdpFork, AChildThatWaitsInPollIsHandedTheConnectionByItsProgressThread) {
+  forking_server_child_serves(true);
+}
+
+TEST(DdpFork, AParentThatGoesOnUsingTheConnectionKeepsItAndTheChildCopyIsOrphaned) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    char c;
+    if (::read(ready[0], &c, 1) != 1) ::_exit(2);  // after the parent used its copy
+    char b[4];
+    const bool read_fails = ::read(p.srv, b, 4) == -1 && errno == ENOTCONN;
+    const bool write_fails = ::write(p.srv, "x", 1) == -1 && errno == ENOTCONN;
+    ::_exit(read_fails && write_fails && ::close(p.srv) == 0 ? 0 : 1);
+  }
+  ASSERT_EQ(::write(p.srv, "kept", 4), 4);  // the parent's first use keeps it
+  ASSERT_EQ(::write(ready[1], "g", 1), 1);
+  EXPECT_EQ(exit_code(child), 0);
+  EXPECT_EQ(read_n(p.cli, 4), "kept");
+  ASSERT_EQ(::write(p.cli, "still", 5), 5);
+  EXPECT_EQ(read_n(p.srv, 5), "still");  // the child's close did not end it
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(DdpFork, AGrandchildNeverTakesItsParentsConnection) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // The child forks before its parent decides; the grandchild's copy is orphaned even
+    // though the grandparent gives the connection up.
+    const pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      char b[4];
+      ::_exit(::read(p.srv, b, 4) == -1 && errno == ENOTCONN ? 0 : 1);
+    }
+    char c;
+    if (::read(go[0], &c, 1) != 1) ::_exit(2);
+    const int g = exit_code(grandchild);
+    if (g != 0) ::_exit(10 + g);
+    serve_upper(p.srv, 3, false);
+  }
+  ASSERT_EQ(::close(p.srv), 0);
+  p.srv = -1;
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  ASSERT_EQ(::write(p.cli, "abc", 3), 3);
+  EXPECT_EQ(read_n(p.cli, 3), "ABC");
+  EXPECT_EQ(exit_code(child), 0);
+  ::close(go[0]);
+  ::close(go[1]);
+}
+
+}  // namespace

@@ -1,0 +1,115 @@
+// Signals and blocking DDPMODE calls over ksock (docs/sockets.md, "Signals"): a handler
+// installed without SA_RESTART interrupts a blocked read, write or accept with EINTR, as
+// the kernel does (signal(7)); with SA_RESTART the call goes on and completes.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "ddp_helpers.h"
+
+using namespace esock_test;
+
+namespace {
+
+struct DdpPair {
+  DdpPair() {
+    lfd = ddp_listener(&port);
+    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
+    cli = ddp_connect(port);
+    t.join();
+  }
+  ~DdpPair() {
+    for (int fd : {cli, srv, lfd})
+      if (fd >= 0) ::close(fd);
+  }
+  int lfd = -1, cli = -1, srv = -1;
+  std::uint16_t port = 0;
+};
+
+std::atomic<int> handled{0};
+
+struct Handler {
+  explicit Handler(int flags) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { handled.fetch_add(1); };
+    sa.sa_flags = flags;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGUSR1, &sa, &old);
+  }
+  ~Handler() { ::sigaction(SIGUSR1, &old, nullptr); }
+  struct sigaction old {};
+};
+
+// Runs call() in a thread and signals that thread every 5 ms until it returns or `for_ms`
+// passed (then unblock() ends the call); whether it returned in time, its result and errno.
+struct Outcome {
+  bool in_time;
+  long rc;
+  int err;
+};
+Outcome signal_while_blocked(const std::function<long()>& call, int for_ms,
+                             const std::function<void()>& unblock) {
+  std::atomic<bool> done{false};
+  Outcome out{false, 0, 0};
+  std::thread t([&] {
+    out.rc = call();
+    out.err = errno;
+    done = true;
+  });
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(for_ms);
+  while (!done && std::chrono::steady_clock::now() < end) {
+    ::pthread_kill(t.native_handle(), SIGUSR1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  out.in_time = done;
+  if (!done) unblock();
+  t.join();
+  return out;
+}
+
+TEST(DdpSignal, AHandlerWithoutSaRestartInterruptsABlockedReadAndAccept) {
+  Handler h(0);
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  char b[8];
+  const Outcome r = signal_while_blocked([&] { return ::read(p.srv, b, sizeof b); }, 5000,
+                                         [&] { (void)::write(p.cli, "x", 1); });
+  ASSERT_TRUE(r.in_time);
+  EXPECT_EQ(r.rc, -1);
+  EXPECT_EQ(r.err, EINTR);
+  const Outcome a = signal_while_blocked(
+      [&] { return long{::accept(p.lfd, nullptr, nullptr)}; }, 5000,
+      [&] { ::close(ddp_connect(p.port)); });  // only when accept was not interrupted
+  ASSERT_TRUE(a.in_time);
+  EXPECT_EQ(a.rc, -1);
+  EXPECT_EQ(a.err, EINTR);
+  // Nothing was lost: the stream still works.
+  ASSERT_EQ(::write(p.cli, "after", 5), 5);
+  EXPECT_EQ(::read(p.srv, b, sizeof b), 5);
+}
+
+TEST(DdpSignal, WithSaRestartABlockedReadGoesOnAndGetsTheData) {
+  Handler h(SA_RESTART);
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  char b[8] = {};
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after many signals
+    (void)::write(p.cli, "late", 4);
+  });
+  const int before = handled.load();
+  const Outcome r = signal_while_blocked([&] { return ::read(p.srv, b, sizeof b); }, 5000,
+                                         [&] { (void)::write(p.cli, "x", 1); });
+  writer.join();
+  ASSERT_TRUE(r.in_time);
+  EXPECT_EQ(r.rc, 4);
+  EXPECT_GT(handled.load() - before, 5);  // the handler did run, the read went on
+}
+
+}  // namespace
