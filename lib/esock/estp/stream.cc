@@ -77,15 +77,21 @@ void Stream::fail(int err) {
   if (error_ == 0) error_ = err;
 }
 
-bool Stream::can_send(bool is_fin) const {
+bool Stream::can_send(Type t) const {
   if (error_ != 0 || sfree_.empty()) return false;
-  // Section 6, last-credit rule: the last credit only carries a grant (or a FIN), so the
-  // peer can always be told about buffers we re-posted.
-  return credits_ >= 2 || (credits_ == 1 && (pending_loud_ + pending_quiet_ > 0 || is_fin));
+  if (credits_ >= 2) return true;
+  // Section 6, last-credit rule: the last credit goes only to a control message, whose
+  // buffer the peer re-posts at once and grants back with its next message: a CREDIT that
+  // carries grants, an RDMADONE, or the FIN. Spent on a DATA (or SRCAVAIL) it could sit in
+  // a peer that does not read, and grants made after it could never be sent (the peer,
+  // waiting for them to write, stops reading: a relay such as socat stalled so).
+  if (credits_ != 1) return false;
+  return t == Type::fin || t == Type::rdmadone ||
+         (t == Type::credit && pending_loud_ + pending_quiet_ > 0);
 }
 
 bool Stream::send(Message m, bytes_view payload) {
-  if (!can_send(m.type == Type::fin)) return false;
+  if (!can_send(m.type)) return false;
   const std::uint32_t i = sfree_.back();
   std::uint8_t* p = sbufs_.data() + i * sbuf_size_;
   m.credits = pending_loud_ + pending_quiet_;
@@ -168,9 +174,7 @@ bool Stream::can_write_whole(std::size_t n) const {
   const std::size_t max_payload = sbuf_size_ - hdr_len;
   const std::size_t k = std::max<std::size_t>(1, (n + max_payload - 1) / max_payload);
   if (sfree_.size() < k) return false;
-  // Every message but a grant-carrying first one needs a credit to spare (last-credit rule).
-  if (k == 1 && pending_loud_ + pending_quiet_ > 0) return credits_ >= 1;
-  return credits_ >= k + 1;
+  return credits_ >= k + 1;  // the last credit is kept for a control message (section 6)
 }
 
 int Stream::start_rndv(bytes_view src) {
@@ -178,7 +182,7 @@ int Stream::start_rndv(bytes_view src) {
   if (fin_wanted_ || peer_closed_) return EPIPE;
   if (rndv_.active) return EBUSY;
   if (src.empty() || src.size() > max_rndv) return EINVAL;
-  if (!can_send(false)) return EAGAIN;
+  if (!can_send(Type::srcavail)) return EAGAIN;
   cancelled_stag_ = 0;  // its writer waited for rndv_released() before this one began
   auto* p = const_cast<std::uint8_t*>(src.data());  // the peer only reads it
   const ddp::stag_t stag = v_.reg_mr(p, src.size(), ddp::access_remote_read);
@@ -235,7 +239,7 @@ bool Stream::tx_idle() const {
 }
 
 bool Stream::writable() const {
-  return error_ != 0 || fin_wanted_ || peer_closed_ || (!rndv_.active && can_send(false));
+  return error_ != 0 || fin_wanted_ || peer_closed_ || (!rndv_.active && can_send(Type::data));
 }
 
 }  // namespace esock::estp

@@ -162,7 +162,7 @@ class Stream {
     std::size_t len = 0, pulled = 0;
   };
 
-  bool can_send(bool is_fin) const;
+  bool can_send(Type t) const;
   // Sends one message (payload for DATA); false when credit or a send buffer is missing.
   bool send(Message m, bytes_view payload);
   void repost(std::uint32_t buf, bool quiet);

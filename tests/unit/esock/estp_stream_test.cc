@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{16, 4096, 0, 400000, 20000, 9000, 3},   // default-like shape
                       Case{8, 1024, 3000, 400000, 9000, 7000, 4},  // rendezvous mixed in
                       Case{4, 512, 1, 200000, 4000, 300, 5},       // every write by rendezvous
-                      Case{2, 256, 0, 20000, 1000, 1000, 6}));     // two buffers only
+                      Case{3, 256, 0, 20000, 1000, 1000, 6}));     // three buffers only
 
 TEST(Estp, HelloRidesInMpaPrivateData) {
   Pair p(params(7, 1000, 0), params(9, 2000, 0), 11);
@@ -184,6 +184,40 @@ TEST(Estp, SlowReaderStopsWriterThenReleasesIt) {
     p.run();
   }
   EXPECT_TRUE(got == data);
+}
+
+// socat's shape (a relay that reads its socket only while it can write it): b stops
+// reading once it cannot write; a reads everything b sends. a's reads must reach b as
+// grants so b can write again: a stalled here (esock under socat EXEC:cat) when a spent its
+// last credit on a DATA that carried grants, leaving none to carry the next ones, while b
+// never read that DATA. Section 6: the last credit is for control messages only.
+TEST(Estp, ARelayThatReadsOnlyWhenItCanWriteNeverStallsItsPeer) {
+  Pair p(params(4, 256, 0), params(4, 256, 0), 17);
+  ASSERT_TRUE(p.connect());
+  const auto data = pattern(240, 5);
+  std::size_t a_sent = 0, b_sent = 0, b_read = 0;
+  std::vector<std::uint8_t> sink(4096);
+  for (int round = 0; round < 2000 && b_sent < 100 * 240; ++round) {
+    // a: writes whenever it can, and reads all that arrives.
+    if (const auto w = p.a.stream->write({data.data(), data.size()}, false); w > 0)
+      a_sent += static_cast<std::size_t>(w);
+    for (;;) {
+      const mut_bytes dst{sink.data(), sink.size()};
+      if (p.a.stream->read({&dst, 1}, false).n == 0) break;
+    }
+    // b: the relay: reads (and forwards) only while it can write; writes whenever it can.
+    if (p.b.stream->writable()) {
+      if (const auto w = p.b.stream->write({data.data(), data.size()}, false); w > 0)
+        b_sent += static_cast<std::size_t>(w);
+      if (p.b.stream->writable()) {
+        const mut_bytes dst{sink.data(), sink.size()};
+        b_read += p.b.stream->read({&dst, 1}, false).n;
+      }
+    }
+    p.run();
+  }
+  EXPECT_GE(b_sent, 100u * 240u) << "b stalled after " << b_sent << " octets (a sent " << a_sent
+                                 << ", b read " << b_read << ")";
 }
 
 TEST(Estp, FinEndsTheStreamAfterTheData) {
