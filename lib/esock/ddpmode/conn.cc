@@ -5,10 +5,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -113,23 +115,66 @@ int take_number(int fd, int a) {
 namespace {
 
 // Negotiates MPA over the private TCP descriptor (kernel-TCP providers), checks the peer's
-// Hello and starts the stream engine. 0 or errno (the descriptor is consumed either way).
-int establish(int tcp_fd, bool initiator, Socket& s) {
+// Hello and starts the stream engine. 0 or errno (the descriptor is consumed either way);
+// *why says what went wrong.
+int establish(int tcp_fd, bool initiator, Socket& s, bool may_fall_back, std::string* why) {
   Provider* p = configured_provider();
   if (p == nullptr) {
     ESOCK_LIBC(close)(tcp_fd);
     return EOPNOTSUPP;
   }
   int err = 0;
-  std::string why;
-  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()),
-                         config().timeout_ms, &err, &why);
+  const Config& cfg = config();
+  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()), cfg.timeout_ms,
+                         may_fall_back ? cfg.fallback_ms : cfg.timeout_ms, &err, why);
   if (!pc) {
-    if (config().debug) std::fprintf(stderr, "esock: MPA: %s\n", why.c_str());
+    if (cfg.debug) std::fprintf(stderr, "esock: MPA: %s\n", why->c_str());
     return err;
   }
   std::lock_guard lk(DdpRuntime::get().mu);
   return attach(std::move(pc), initiator, s);
+}
+
+// A connect whose peer does not speak esock (silent, closed, or not MPA: docs/sockets.md,
+// "Peers without esock"): the application's number becomes a fresh kernel socket that
+// connects to the same address as plain TCP, and leaves DDPMODE. The probe connection
+// closes (FIN); the peer saw only the MPA Request on it, and the application nothing yet.
+// Returns
+// connect(2)'s result on the new socket.
+int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::string& why) {
+  const int n = ESOCK_LIBC(socket)(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (n < 0) return -1;
+  // The options a client sets before connect and that matter after it.
+  for (auto [level, name] : {std::pair{SOL_SOCKET, SO_KEEPALIVE},
+                             {SOL_SOCKET, SO_REUSEADDR},
+                             {SOL_SOCKET, SO_PRIORITY},
+                             {IPPROTO_TCP, TCP_NODELAY}}) {
+    int v = 0;
+    socklen_t l = sizeof v;
+    if (ESOCK_LIBC(getsockopt)(fd, level, name, &v, &l) == 0)
+      ESOCK_LIBC(setsockopt)(n, level, name, &v, l);
+  }
+  (void)fd_take(fd);                  // a plain socket from here on
+  const int rc = take_number(fd, n);  // closes the probe (the last reference)
+  ESOCK_LIBC(close)(n);
+  if (rc < 0) return -1;
+  static std::atomic<int> told{0};
+  if (told.fetch_add(1) < 8) {  // one line per fallback, a few per process
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (addr->sa_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(addr);
+      ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      port = ntohs(a->sin_port);
+    } else if (addr->sa_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(addr);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      port = ntohs(a->sin6_port);
+    }
+    std::fprintf(stderr, "esock: %s port %u does not speak esock (%s): plain TCP instead\n", host,
+                 port, why.c_str());
+  }
+  return ESOCK_LIBC(connect)(fd, addr, len);
 }
 
 // Waits for a non-blocking connect in progress (DDPMODE connect always completes before it
@@ -204,7 +249,12 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   }
   const int priv = move_high(fd);
   if (priv < 0) return -1;
-  if (const int err = establish(priv, true, *s); err != 0) {
+  // Only a socket no other number names can turn plain (as ddp_give_back_implicit).
+  const bool may_fall_back = falls_back(s->implicit) && s->fd_refs.load() == 1;
+  std::string why;
+  if (const int err = establish(priv, true, *s, may_fall_back, &why); err != 0) {
+    if (may_fall_back && (err == ETIMEDOUT || err == ECONNRESET || err == EPROTO))
+      return fall_back_connect(fd, addr, len, why);
     s->set_state(Socket::State::failed);
     s->error = err;
     return errno_fail(err);

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -118,6 +119,8 @@ std::unique_ptr<StackListen> new_listen(const Socket& s, int backlog) {
   l->mpa = mpa_config(false, s.msgmode(), s.rawmode());
   l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
   l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
+  l->fallback = falls_back(s.implicit);
+  l->fallback_after = std::chrono::milliseconds(config().fallback_ms);
   return l;
 }
 
@@ -182,6 +185,37 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
   return 0;
 }
 
+namespace {
+
+// A peer without esock, on a listener that falls back (StackListen::fallback): accept(2)
+// returns the kernel socket itself, a plain TCP socket with everything the peer sent
+// unread, at the lowest free number as accept's is. One line on stderr, a few per process.
+int accept_plain(ProviderConn& pc, sockaddr* addr, socklen_t* len, int flags) {
+  sockaddr_storage peer{};
+  socklen_t plen = sizeof peer;
+  if (pc.name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
+  const bool silent = pc.peer_silent();
+  const int k = pc.take_plain();
+  if (k < 0) return errno_fail(ECONNABORTED);
+  const int a = ESOCK_LIBC(fcntl)(k, (flags & SOCK_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
+  const int err = errno;
+  ESOCK_LIBC(close)(k);
+  if (a < 0) return errno_fail(err);
+  const int fl = ESOCK_LIBC(fcntl)(a, F_GETFL);
+  ESOCK_LIBC(fcntl)(a, F_SETFL, (flags & SOCK_NONBLOCK) ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+  if (addr != nullptr && len != nullptr) {
+    std::memcpy(addr, &peer, std::min<socklen_t>(*len, plen));
+    *len = plen;
+  }
+  static std::atomic<int> told{0};
+  if (told.fetch_add(1) < 8)
+    std::fprintf(stderr, "esock: a client does not speak esock (%s): plain TCP instead\n",
+                 silent ? "it sent nothing" : "its first octets are not an MPA Request");
+  return a;
+}
+
+}  // namespace
+
 int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
@@ -198,6 +232,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     }
     std::unique_ptr<ProviderConn> pc = std::move(ls.lis->ready.front());
     ls.lis->ready.pop_front();
+    if (pc->peer_not_mpa() || pc->peer_silent()) return accept_plain(*pc, addr, len, flags);
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());
     s->set_rawmode(ls.rawmode());

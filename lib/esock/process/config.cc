@@ -1,5 +1,6 @@
 #include "esock/process/config.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +30,8 @@ std::map<std::string, std::string> settings() {
       "provider",    "recv_buffers", "recv_buffer_size", "rndv_threshold", "mpa_revision",
       "mpa_markers", "mpa_crc",      "timeout_ms",       "debug",          "dpdk_vdev",
       "dpdk_ip",     "dpdk_gateway", "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
-      "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us",        "dpdk_mtu"};
+      "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us",        "dpdk_mtu",
+      "fallback",    "fallback_ms"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -71,7 +73,8 @@ Config load() {
                       {"dpdk_gateway", &c.dpdk_gateway},
                       {"dpdk_file_prefix", &c.dpdk_file_prefix},
                       {"dpdk_pcap", &c.dpdk_pcap},
-                      {"progress", &c.progress}})
+                      {"progress", &c.progress},
+                      {"fallback", &c.fallback}})
     if (auto it = s.find(k); it != s.end()) *v = it->second;
   number(s, "dpdk_core", c.dpdk_core);
   number(s, "dpdk_memory_mb", c.dpdk_memory_mb);
@@ -85,6 +88,7 @@ Config load() {
   number(s, "mpa_revision", c.mpa_revision);
   number(s, "timeout_ms", c.timeout_ms);
   number(s, "spin_us", c.spin_us);
+  number(s, "fallback_ms", c.fallback_ms);
   int dbg = 0;
   number(s, "debug", dbg);
   c.debug = dbg != 0;
@@ -109,6 +113,13 @@ Config load() {
     c.progress = "auto";
   }
   if (c.spin_us > 1'000'000) c.spin_us = 1'000'000;
+  if (c.fallback != "auto" && c.fallback != "fallback" && c.fallback != "fail") {
+    std::fprintf(stderr, "esock: ESOCK_FALLBACK must be auto, fallback or fail, not '%s': auto\n",
+                 c.fallback.c_str());
+    c.fallback = "auto";
+  }
+  if (c.fallback_ms <= 0 || c.fallback_ms > c.timeout_ms)
+    c.fallback_ms = std::min(500, c.timeout_ms);
   return c;
 }
 

@@ -25,6 +25,12 @@ struct Config {
   // application thread spins on an idle stack before it sleeps between rounds.
   std::string progress = "auto";
   unsigned spin_us = 200;
+  // A peer that does not speak esock (docs/sockets.md, "Peers without esock"): fall back to
+  // plain TCP (fallback), fail (fail), or auto: fall back on the sockets esockrun --ddp made
+  // DDPMODE, fail on those the application made DDPMODE itself. fallback_ms: how long a
+  // silent peer is given before it counts as one.
+  std::string fallback = "auto";
+  int fallback_ms = 500;
   // The dpdk provider (docs/configuration.md, "DPDK provider").
   std::string dpdk_vdev;  // DPDK devargs of the one port, e.g. net_memif0,role=server,...
   std::string dpdk_ip;    // the stack's own IPv4 address, A.B.C.D/NN
@@ -37,5 +43,9 @@ struct Config {
 };
 
 const Config& config();
+// Whether a socket (implicit: made DDPMODE by esockrun --ddp) falls back to plain TCP.
+inline bool falls_back(bool implicit) {
+  return config().fallback == "fallback" || (config().fallback == "auto" && implicit);
+}
 
 }  // namespace esock::sockets

@@ -27,23 +27,36 @@ class KsockConn final : public ProviderConn {
         conn_(config(fd, cfg), ctx_),
         io_(fd, conn_, ksock::SocketCalls{ESOCK_LIBC(send), ESOCK_LIBC(recv)}, 64 * 1024),
         verbs_(conn_.engine()) {}
-  ~KsockConn() override { ESOCK_LIBC(close)(fd_); }
+  ~KsockConn() override {
+    if (fd_ >= 0) ESOCK_LIBC(close)(fd_);
+  }
 
-  bool negotiate(int timeout_ms, int* err, std::string* why) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (conn_.state() == rnic::Engine::State::negotiating && io_.stream() == Stream::open) {
+  // The initiator's blocking negotiation. A peer that sends nothing within silent_ms, or
+  // whose first octets are not an MPA Reply, fails it at once (ETIMEDOUT, EPROTO with
+  // peer_not_mpa()): the caller may fall back to plain TCP.
+  bool negotiate(int timeout_ms, int silent_ms, int* err, std::string* why) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+    const auto silent_end = start + std::chrono::milliseconds(silent_ms);
+    while (negotiating() && !not_mpa_) {
       flush();
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto now = std::chrono::steady_clock::now();
+      const auto end = received_ ? deadline : std::min(deadline, silent_end);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now);
       if (left.count() <= 0) {
         *err = ETIMEDOUT;
-        *why = "MPA negotiation timed out";
+        *why = received_ ? "MPA negotiation timed out" : "the peer sent nothing (no MPA Reply)";
         return false;
       }
       pollfd p{fd_, static_cast<short>(POLLIN | (output_pending() ? POLLOUT : 0)), 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) > 0) on_ready(p.revents);
     }
     flush();  // a Reject still goes out (RFC 5044 section 7.1)
+    if (not_mpa_) {
+      *err = EPROTO;
+      *why = "the peer's first octets are not an MPA Reply";
+      return false;
+    }
     if (conn_.state() == rnic::Engine::State::established) return true;
     *err = io_.stream() != Stream::open || conn_.state() == rnic::Engine::State::negotiating
                ? ECONNRESET
@@ -57,7 +70,7 @@ class KsockConn final : public ProviderConn {
   const mpa::Negotiated& negotiated() const override { return conn_.negotiated(); }
   int poll_fd() const override { return fd_; }
   short poll_events() const override {
-    if (io_.stream() != Stream::open) return 0;
+    if (io_.stream() != Stream::open || not_mpa_) return 0;
     const bool read = !hold_ || negotiating();  // held: the MPA frame is still read
     return static_cast<short>((read ? POLLIN : 0) | (output_pending() ? POLLOUT : 0));
   }
@@ -78,6 +91,7 @@ class KsockConn final : public ProviderConn {
 
   void on_ready(short revents) override {
     if (revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (negotiating() && !check_key()) return;  // not MPA: left unread (fallback)
       if (negotiating() && hold_)
         read_mpa_frame();
       else if (!hold_)
@@ -89,12 +103,14 @@ class KsockConn final : public ProviderConn {
   // Set-up off the accept path (adopt_listener): EINPROGRESS until MPA is done.
   int setup_state() const override {
     if (conn_.state() == rnic::Engine::State::established && io_.stream() == Stream::open) return 0;
+    if (not_mpa_) return EPROTO;  // a peer without esock: nothing of what it sent was read
     if (negotiating()) return EINPROGRESS;
     return conn_.state() == rnic::Engine::State::failed && io_.stream() == Stream::open
                ? ECONNREFUSED
                : ECONNRESET;
   }
   std::string setup_error() const override {
+    if (not_mpa_) return "the peer's first octets are not MPA's";
     return conn_.error().empty() ? "peer closed the connection during MPA negotiation"
                                  : conn_.error();
   }
@@ -105,6 +121,15 @@ class KsockConn final : public ProviderConn {
   }
 
   void hold_input(bool on) override { hold_ = on; }
+  bool peer_not_mpa() const override { return not_mpa_; }
+  bool peer_silent() const override { return !received_; }
+  int take_plain() override {
+    const int fd = fd_;
+    fd_ = -1;
+    const int zero = 0;  // the kernel's default again (accept set it for iWARP)
+    ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
+    return fd;
+  }
   bool survives_fork() const override { return true; }  // a kernel socket and heap memory
 
   int name(bool peer, sockaddr* addr, socklen_t* len) const override {
@@ -121,6 +146,23 @@ class KsockConn final : public ProviderConn {
 
   bool negotiating() const {
     return conn_.state() == rnic::Engine::State::negotiating && io_.stream() == Stream::open;
+  }
+
+  // RFC 5044 section 7.1: an MPA start frame begins with its 16-octet key, "MPA ID Req
+  // Frame" from the initiator, "MPA ID Rep Frame" back. Peeks at what has arrived of it: false
+  // (and peer_not_mpa()) once an octet differs, so a peer that speaks something else finds
+  // everything it sent still unread in the kernel socket.
+  bool check_key() {
+    if (key_seen_ || not_mpa_) return !not_mpa_;
+    static constexpr char req[] = "MPA ID Req Frame", rep[] = "MPA ID Rep Frame";
+    const char* key = conn_.engine().initiator() ? rep : req;
+    char buf[16];
+    const ssize_t n = ESOCK_LIBC(recv)(fd_, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0) return true;  // nothing yet, or the end: the stream reads and records it
+    received_ = true;
+    not_mpa_ = std::memcmp(buf, key, static_cast<std::size_t>(n)) != 0;
+    key_seen_ = n == 16 && !not_mpa_;
+    return !not_mpa_;
   }
 
   // With input held (hold_input): only the peer's MPA frame is taken from the socket; what
@@ -158,7 +200,10 @@ class KsockConn final : public ProviderConn {
   int fd_;
   bool terminated_ = false;  // the queue pair reached the error state (Terminate)
   bool hold_ = false;
-  rnic::Context ctx_;  // one protection domain and STag table per connection
+  bool received_ = false;  // the peer sent something
+  bool key_seen_ = false;  // ... and it began with the MPA key
+  bool not_mpa_ = false;   // ... and it did not
+  rnic::Context ctx_;      // one protection domain and STag table per connection
   rnic::ByteStreamEngine conn_;
   ksock::StreamIo io_;
   rnic::EngineVerbs verbs_;
@@ -198,12 +243,12 @@ class KsockProvider final : public Provider {
   std::unique_ptr<ProviderListener> adopt_listener(int fd, int*) override {
     return std::make_unique<KsockListener>(fd);
   }
-  std::unique_ptr<ProviderConn> establish(int fd, const mpa::Config& cfg, int timeout_ms, int* err,
-                                          std::string* why) override {
+  std::unique_ptr<ProviderConn> establish(int fd, const mpa::Config& cfg, int timeout_ms,
+                                          int silent_ms, int* err, std::string* why) override {
     const int one = 1;
     ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<KsockConn>(fd, cfg);
-    if (!c->negotiate(timeout_ms, err, why)) return nullptr;
+    if (!c->negotiate(timeout_ms, silent_ms, err, why)) return nullptr;
     return c;
   }
 };

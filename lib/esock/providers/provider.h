@@ -67,6 +67,12 @@ class ProviderConn {
   // Whether a fork child may take the connection over (runtime/fork_handover.h): its state
   // is all in process memory fork copies, and its transport a descriptor fork shares.
   virtual bool survives_fork() const { return false; }
+  // A peer that does not speak esock (docs/sockets.md, "Peers without esock"), while MPA is
+  // being set up: its first octets are not MPA's (nothing of them was consumed), or it has
+  // sent nothing. take_plain() then gives the kernel socket away (-1 if there is none).
+  virtual bool peer_not_mpa() const { return false; }
+  virtual bool peer_silent() const { return false; }
+  virtual int take_plain() { return -1; }
 };
 
 // A passive open whose MPA set-up the runtime runs off the accept path (under the runtime
@@ -90,9 +96,11 @@ class Provider {
   virtual ~Provider() = default;
   virtual const char* name() const = 0;
   // Takes ownership of tcp_fd (connected, close-on-exec) and negotiates MPA in the given
-  // role, waiting at most timeout_ms. Null with *err (errno) and *why on failure.
+  // role, waiting at most timeout_ms, and silent_ms for the peer's first octet. Null with
+  // *err (errno) and *why on failure: ETIMEDOUT, ECONNRESET or EPROTO when the peer may not
+  // speak MPA at all (silent, closed, or not MPA), ECONNREFUSED for an MPA Reject.
   virtual std::unique_ptr<ProviderConn> establish(int /*tcp_fd*/, const mpa::Config& /*cfg*/,
-                                                  int /*timeout_ms*/, int* err,
+                                                  int /*timeout_ms*/, int /*silent_ms*/, int* err,
                                                   std::string* /*why*/) {
     *err = EOPNOTSUPP;
     return nullptr;

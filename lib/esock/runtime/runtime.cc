@@ -324,14 +324,20 @@ void DdpRuntime::service_listener(Socket& s) {
     std::unique_ptr<ProviderConn> pc = l.pl->accept(l.mpa);
     if (!pc) break;
     pc->hold_input(true);  // nothing past MPA is read before the application accepts
-    l.negotiating.push_back({std::move(pc), now + l.setup_timeout});
+    l.negotiating.push_back({std::move(pc), now + l.setup_timeout, now + l.fallback_after});
     // An application thread in accept() may be the one that took it: the progress thread,
     // asleep in poll(2) on descriptors chosen before, must add this one (ksock).
     wake();
   }
   for (auto it = l.negotiating.begin(); it != l.negotiating.end();) {
     const int st = it->pc->setup_state();
-    if (st == 0) {
+    // A peer without esock: its first octets were not MPA (nothing of them consumed), or it
+    // said nothing for fallback_after; accept() hands it out as plain TCP (stack_accept).
+    const bool plain =
+        l.fallback && ((st == EPROTO && it->pc->peer_not_mpa()) ||
+                       (st == EINPROGRESS && now >= it->plain_at && it->pc->peer_silent()));
+    if (plain) ++l.fell_back;
+    if (st == 0 || plain) {
       l.ready.push_back(std::move(it->pc));
     } else if (st != EINPROGRESS) {
       ++l.setup_failed;  // never delivered (docs/stream-protocol.md section 3)
@@ -379,8 +385,11 @@ void DdpRuntime::loop() {
     for (const auto& s : socks_) {
       if (s->lis) {
         poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc}); });
-        for (const StackListen::Negotiating& n : s->lis->negotiating)
-          setup_deadline = std::min(setup_deadline.value_or(n.deadline), n.deadline);
+        for (const StackListen::Negotiating& n : s->lis->negotiating) {
+          const bool silent = s->lis->fallback && n.pc->peer_silent();
+          const Instant due = silent ? std::min(n.deadline, n.plain_at) : n.deadline;
+          setup_deadline = std::min(setup_deadline.value_or(due), due);
+        }
       }
       if (!s->conn || !s->conn->pc || forked(*s)) continue;  // a fork copy rests (fork.cc)
       closing = closing || s->conn->close_ladder.closing();

@@ -67,11 +67,18 @@ struct StackListen {
   struct Negotiating {
     std::unique_ptr<ProviderConn> pc;
     Instant deadline;
+    Instant plain_at;  // a peer silent until then does not speak esock (with fallback)
   };
   static constexpr std::size_t max_negotiating = 64;
   mpa::Config mpa;  // the responder's settings, fixed at listen()
   std::size_t backlog = 1;
   Duration setup_timeout{};
+  // Peers without esock (docs/sockets.md): with fallback, accept() hands out a peer that
+  // is silent for fallback_after, or whose first octets are not MPA, as a plain kernel
+  // socket with all it sent unread; without, it is dropped (setup_failed, setup_timed_out).
+  bool fallback = false;
+  Duration fallback_after{};
+  std::uint64_t fell_back = 0;
   std::deque<Negotiating> negotiating;
   std::deque<std::unique_ptr<ProviderConn>> ready;
   // Connections never delivered: negotiation failed (rejected, reset, not MPA) or timed out.
