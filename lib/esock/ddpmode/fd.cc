@@ -1,6 +1,7 @@
 // DDPMODE descriptor bookkeeping: close/dup follow the numbers, fcntl flags, names.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 
@@ -48,7 +49,8 @@ int ddp_fcntl_setfl(int fd, int flags) {
 }
 
 int ddp_ioctl(int fd, unsigned long request, void* arg) {
-  if (request != FIONBIO && request != FIONREAD) return ESOCK_LIBC(ioctl)(fd, request, arg);
+  if (request != FIONBIO && request != FIONREAD && request != SIOCOUTQ)
+    return ESOCK_LIBC(ioctl)(fd, request, arg);
   auto s = fd_get(fd);
   if (!s) return ESOCK_LIBC(ioctl)(fd, request, arg);
   if (arg == nullptr) {
@@ -69,7 +71,7 @@ int ddp_ioctl(int fd, unsigned long request, void* arg) {
   std::lock_guard lk(rt.mu);
   std::size_t n = 0;
   if (s->state() == Socket::State::connected && s->conn && s->conn->stream)
-    n = s->conn->stream->readable_octets();
+    n = request == FIONREAD ? s->conn->stream->readable_octets() : s->conn->stream->unsent_octets();
   const int v = n > INT_MAX ? INT_MAX : static_cast<int>(n);
   std::memcpy(arg, &v, sizeof v);
   return 0;

@@ -30,7 +30,8 @@ void ddp_release(std::shared_ptr<Socket> s);
 void ddp_duplicated(int oldfd, int newfd);
 int ddp_fcntl_setfl(int fd, int flags);
 // ioctl(2) on a DDPMODE socket: FIONBIO sets the socket's (shared) non-blocking flag as
-// O_NONBLOCK does; FIONREAD/SIOCINQ reports what the stream holds; the rest go to the
+// O_NONBLOCK does; FIONREAD/SIOCINQ reports what the stream holds, SIOCOUTQ what was
+// written and the peer has not taken yet; the rest go to the
 // kernel descriptor.
 int ddp_ioctl(int fd, unsigned long request, void* arg);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);

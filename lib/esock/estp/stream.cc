@@ -34,6 +34,14 @@ Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
   const std::uint32_t n = std::min({peer_.recv_buffers, max_send_buffers, by_memory});
   stats_.hello_clamped = n < peer_.recv_buffers || sbuf_size_ < peer_.recv_buffer_size;
   for (std::uint32_t i = 0; i < n; ++i) sfree_.push_back(n - 1 - i);
+  sbuf_payload_.assign(n, 0);
+}
+
+std::size_t Stream::unsent_octets() const {
+  std::size_t n = 0;
+  for (const std::uint32_t len : sbuf_payload_) n += len;  // completed buffers hold 0
+  if (rndv_.active && !rndv_.done) n += rndv_.len - std::min(rndv_.pulled, rndv_.len);
+  return n;
 }
 
 Stream::~Stream() {
@@ -105,6 +113,7 @@ bool Stream::send(Message m, bytes_view payload) {
     fail(ECONNRESET);  // the queue pair left RTS: the connection is gone
     return false;
   }
+  sbuf_payload_[i] = m.type == Type::data ? static_cast<std::uint32_t>(payload.size()) : 0;
   sfree_.pop_back();
   granted_total_ += m.credits;
   pending_loud_ = pending_quiet_ = 0;
@@ -120,7 +129,10 @@ void Stream::on_send(const ddp::Completion& c) {
     pull_finished(c.status == ddp::Status::success);
     return;
   }
-  if (c.wr_id < sbufs_.size() / sbuf_size_) sfree_.push_back(static_cast<std::uint32_t>(c.wr_id));
+  if (c.wr_id < sbufs_.size() / sbuf_size_) {
+    sfree_.push_back(static_cast<std::uint32_t>(c.wr_id));
+    sbuf_payload_[c.wr_id] = 0;
+  }
   if (c.status != ddp::Status::success) fail(ECONNRESET);
 }
 

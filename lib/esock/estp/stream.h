@@ -111,6 +111,9 @@ class Stream {
   // FIONREAD (ioctl(2), tcp(7)): octets a read could return, advertised sources included (a
   // read pulls them); MSGMODE: the length of the next whole message, 0 if none yet.
   std::size_t readable_octets() const;
+  // SIOCOUTQ (tcp(7)): octets written that the peer has not taken yet: DATA payload whose
+  // send has not completed, and what a rendezvous source still has to be pulled.
+  std::size_t unsent_octets() const;
   // A finished zero-copy pull: what landed in dst (already consumed from the stream).
   std::optional<ReadOut> pull_result();
   void cancel_pull();
@@ -197,6 +200,7 @@ class Stream {
   std::vector<std::uint8_t> sbufs_;
   ddp::stag_t sstag_ = 0;
   std::vector<std::uint32_t> sfree_;
+  std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight
   bool fin_wanted_ = false, fin_sent_ = false;
   bool peer_closed_ = false;
   Rndv rndv_;

@@ -3,6 +3,7 @@
 // blocked, peer reset, shutdown, getsockname/getpeername. No sleeps: waits are on readiness.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -101,6 +102,15 @@ TEST(DdpFd, IoctlFionbioAndFionreadActOnTheStream) {
   EXPECT_FALSE(::fcntl(p.srv, F_GETFL) & O_NONBLOCK);
   EXPECT_EQ(::read(p.srv, in.data() + 600, 400), 400);
   EXPECT_EQ(in, data);
+  // SIOCOUTQ: nothing written is left once the peer has it all (was the signal socket's).
+  int outq = -1;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  do {
+    ASSERT_EQ(::ioctl(p.cli, SIOCOUTQ, &outq), 0);
+    ASSERT_GE(outq, 0);
+    ASSERT_LE(outq, 1000);
+  } while (outq != 0 && std::chrono::steady_clock::now() < until);
+  EXPECT_EQ(outq, 0);
 }
 
 TEST(DdpFd, EpollMixesDdpAndKernelSockets) {

@@ -204,6 +204,17 @@ TEST(EstpTx, TheLastCreditNeverCarriesDataOnlyACreditThatReturnsGrants) {
   EXPECT_EQ(e.s().send_credits(), 0u);
 }
 
+// SIOCOUTQ (tcp(7)): what was written and the peer has not taken yet.
+TEST(EstpTx, UnsentOctetsCountDataUntilItsSendCompletes) {
+  Lone e(local(), Hello{false, 8, 256});
+  EXPECT_EQ(e.s().unsent_octets(), 0u);
+  ASSERT_EQ(e.s().write(bytes(500), false), 500);  // three DATA messages
+  EXPECT_EQ(e.s().unsent_octets(), 500u);
+  e.v.complete_sends();
+  e.s().progress();
+  EXPECT_EQ(e.s().unsent_octets(), 0u);
+}
+
 TEST(EstpTx, PeerGrantsAddToSendCredits) {
   Lone e(local(), Hello{false, 4, 256});
   const auto d = bytes(2000);

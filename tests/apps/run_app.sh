@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Real, unmodified Debian programs under esock (issue 14; docs/compatibility.md), one program in
+# one mode per run, its results checked (SHA-256 of what went through, counts), not just its
+# exit code:
+#   run_app.sh ESOCKRUN OUT_DIR APP MODE
+# MODE: plain (no esock), pass (esockrun: pass-through), ddp (esockrun --ddp -p ksock, with
+# ESOCK_FALLBACK=fail so a run that did not really speak iWARP fails), or, for APP=plain_peers,
+# ddp-fallback (the default policy against peers without esock).
+# Prints "RESULT app mode PASS|FAIL seconds detail" and appends it to OUT_DIR/results.tsv.
+# Exit 77 (skip) when the program is not installed.
+set -u
+ESOCKRUN=$(realpath "$1") OUT=$2 APP=$3 MODE=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do { kill -KILL "$p" && wait "$p"; } 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+PY=/usr/bin/python3
+
+need() { for p in "$@"; do command -v "$p" >/dev/null || { echo "SKIP: no $p"; exit 77; }; done; }
+# The command prefix for a program in this run's mode.
+wrap() {
+	case $MODE in
+	plain) ;;
+	pass) echo "$ESOCKRUN --" ;;
+	ddp) echo "$ESOCKRUN --ddp -p ksock -e ESOCK_FALLBACK=fail --" ;;
+	ddp-fallback) echo "$ESOCKRUN --ddp -p ksock --" ;;
+	*) echo "bad mode $MODE" >&2; exit 2 ;;
+	esac
+}
+W=$(wrap)
+port() { echo $((20000 + RANDOM % 20000)); }
+wait_listen() {
+	for _ in $(seq 1 250); do ss -ltnH "sport = :$1" | grep -q . && return 0; sleep 0.02; done
+	echo "nothing listens on $1"; return 1
+}
+bg() { "$@" & PIDS+=($!); }
+sha() { sha256sum "$1" | cut -c1-64; }
+START=$(date +%s.%N)
+finish() { # STATUS DETAIL
+	local secs
+	secs=$(echo "$(date +%s.%N) - $START" | bc)
+	printf 'RESULT\t%s\t%s\t%s\t%.2f\t%s\n' "$APP" "$MODE" "$1" "$secs" "$2" | tee -a "$OUT/results.tsv"
+	# A ddp run must not have fallen back (ESOCK_FALLBACK=fail makes that a failure anyway).
+	[ "$1" = PASS ] && exit 0 || exit 1
+}
+fail() { echo "$*"; for f in "$TMP"/*.err; do [ -s "$f" ] && { echo "--- $f"; tail -5 "$f"; }; done; finish FAIL "$*"; }
+mb_per_s() { echo "scale=0; $1 / 1000000 / $2" | bc 2>/dev/null; }
+timed() { # seconds of "$@"
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" || return 1
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc >"$TMP/elapsed"
+}
+
+head -c 50000000 /dev/urandom >"$TMP/data.bin"
+SUM=$(sha "$TMP/data.bin")
+
+case $APP in
+socat_fork)  # fork-per-connection echo server: three clients, each echoes 50 MB
+	need socat
+	P=$(port)
+	bg $W socat TCP4-LISTEN:$P,reuseaddr,fork EXEC:cat 2>"$TMP/server.err"
+	wait_listen "$P" || fail "server did not start"
+	total=0
+	for i in 1 2 3; do
+		timed timeout 60 $W socat -t 10 TCP4:127.0.0.1:$P - <"$TMP/data.bin" >"$TMP/echo.$i" 2>"$TMP/client.err" ||
+			fail "client $i failed"
+		[ "$(sha "$TMP/echo.$i")" = "$SUM" ] || fail "client $i: echo differs ($(stat -c %s "$TMP/echo.$i") octets)"
+		total=$(echo "$total + $(cat "$TMP/elapsed")" | bc)
+	done
+	finish PASS "3 x 50 MB echoed intact, $(mb_per_s 300000000 "$total") MB/s each way"
+	;;
+http_curl)  # python3 http.server and curl: SHA-256 of a 50 MB file
+	need curl
+	P=$(port)
+	bg $W $PY -m http.server "$P" --bind 127.0.0.1 --directory "$TMP" 2>"$TMP/server.err"
+	wait_listen "$P" || fail "server did not start"
+	timed timeout 60 $W curl -sS -o "$TMP/got.bin" "http://127.0.0.1:$P/data.bin" 2>"$TMP/client.err" ||
+		fail "curl failed"
+	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "download differs"
+	finish PASS "50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
+	;;
+nc)  # netcat one way: SHA-256 of 50 MB
+	need nc
+	P=$(port)
+	bg $W nc -l -N -p "$P" >"$TMP/got.bin" 2>"$TMP/server.err"
+	SP=$!
+	wait_listen "$P" || fail "nc -l did not start"
+	timed timeout 60 $W nc -N 127.0.0.1 "$P" <"$TMP/data.bin" 2>"$TMP/client.err" || fail "nc failed"
+	timeout 20 tail --pid="$SP" -f /dev/null
+	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "received data differs ($(stat -c %s "$TMP/got.bin") octets)"
+	finish PASS "50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
+	;;
+redis)  # redis-server and redis-benchmark, protected mode on and off, -c 1 and -c 8
+	need redis-server redis-benchmark redis-cli
+	detail=""
+	for prot in yes no; do
+		P=$(port)
+		bg $W redis-server --port "$P" --save "" --appendonly no --protected-mode "$prot" \
+			>"$TMP/server.err" 2>&1
+		wait_listen "$P" || fail "redis-server did not start"
+		for c in 1 8; do
+			out=$(timeout 60 $W redis-benchmark -p "$P" -c "$c" -n 5000 -t set,get -q -r 1000 2>"$TMP/client.err" | tr '\r' '\n' | grep -E "^(SET|GET):.*requests per second" | tr '\n' ' ')
+			echo "$out" | grep -q "SET: .*GET: " || fail "redis-benchmark -c $c (protected-mode $prot): '$out'"
+			detail="$detail c$c:$(echo "$out" | grep -oE 'GET: [0-9.]+' | cut -d' ' -f2)/s"
+		done
+		# The data is there: a value written and read back through the same mode.
+		$W redis-cli -p "$P" set esock-check "v$P" >/dev/null 2>&1
+		[ "$($W redis-cli -p "$P" get esock-check 2>/dev/null)" = "v$P" ] || fail "redis GET after SET"
+		keys=$($W redis-cli -p "$P" dbsize 2>/dev/null)
+		[ "${keys:-0}" -gt 1 ] || fail "redis has $keys keys after the benchmark"
+		$W redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
+		for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+		wait 2>/dev/null
+		PIDS=()
+	done
+	finish PASS "SET+GET 5000 each, GET rate$detail"
+	;;
+iperf3)  # default server (listens on ::), client -t 2, then -R, then -P 4; bytes counted by both
+	need iperf3
+	detail=""
+	for opt in "" "-R" "-P 4"; do
+		P=$(port)
+		bg $W iperf3 -s -1 -p "$P" >"$TMP/server.err" 2>&1
+		wait_listen "$P" || fail "iperf3 -s did not start"
+		# shellcheck disable=SC2086
+		timeout 60 $W iperf3 -c 127.0.0.1 -p "$P" -t 2 $opt -J >"$TMP/c.json" 2>"$TMP/client.err" ||
+			fail "iperf3 $opt failed: $(grep -o '"error".*' "$TMP/c.json")"
+		read -r sent recv gbps < <($PY -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"], round(e["sum_received"]["bits_per_second"]/1e9,1))' "$TMP/c.json")
+		[ "${recv:-0}" -gt 0 ] && [ "$recv" -le "$sent" ] || fail "iperf3 $opt: sent $sent received $recv"
+		detail="$detail ${opt:-default}:${gbps}Gbit/s"
+		wait 2>/dev/null
+		PIDS=()
+	done
+	finish PASS "$detail"
+	;;
+asyncio)  # a python asyncio echo server and 8 concurrent clients, 1 MiB each
+	P=$(port)
+	bg $W $PY "$HERE/asyncio_echo.py" server "$P" 2>"$TMP/server.err"
+	wait_listen "$P" || fail "server did not start"
+	out=$(timeout 60 $W $PY "$HERE/asyncio_echo.py" client "$P" 8 2>"$TMP/client.err") || fail "client: $out"
+	finish PASS "$out"
+	;;
+openssl)  # TLS 1.3: s_server -WWW serves the 50 MB file, s_client fetches it
+	need openssl
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+		-days 1 -subj /CN=esock-test >/dev/null 2>&1 || fail "no certificate"
+	P=$(port)
+	(cd "$TMP" && exec $W openssl s_server -WWW -tls1_3 -accept "$P" -cert cert.pem -key key.pem \
+		>/dev/null 2>"$TMP/server.err") &
+	PIDS+=($!)
+	wait_listen "$P" || fail "s_server did not start"
+	req() { printf 'GET /data.bin HTTP/1.0\r\n\r\n' | $W openssl s_client -quiet -tls1_3 -connect 127.0.0.1:"$P"; }
+	timed timeout 60 bash -c "$(declare -f req); W='$W' P=$P req" >"$TMP/got.raw" 2>"$TMP/client.err" ||
+		fail "s_client failed"
+	$PY -c 'import sys; d=open(sys.argv[1],"rb").read(); i=d.index(b"\r\n\r\n"); open(sys.argv[2],"wb").write(d[i+4:])' \
+		"$TMP/got.raw" "$TMP/got.bin" || fail "no HTTP answer"
+	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "decrypted data differs ($(stat -c %s "$TMP/got.bin") octets)"
+	finish PASS "TLS 1.3, 50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
+	;;
+plain_peers)  # ddp-fallback only: esock against peers without esock, no byte misdelivered
+	[ "$MODE" = ddp-fallback ] || { echo "SKIP: plain_peers runs in mode ddp-fallback"; exit 77; }
+	need socat
+	printf 'the application line\n' >"$TMP/msg"
+	MSUM=$(sha "$TMP/msg")
+	detail=""
+	# esock client -> plain server (talkative: a banner first; silent: waits for a line).
+	for kind in talkative silent; do
+		P=$(port)
+		mkdir -p "$TMP/$kind"
+		$PY "$HERE/plain_recorder.py" "$P" "$TMP/$kind" "$kind" 2>"$TMP/recorder.err" &
+		RP=$!
+		PIDS+=("$RP")
+		wait_listen "$P" || fail "recorder did not start"
+		out=$(timeout 20 $W socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg" 2>"$TMP/client.err")
+		touch "$TMP/$kind/stop"
+		wait "$RP" 2>/dev/null
+		grep -q "does not speak esock" "$TMP/client.err" || fail "$kind server: no fallback line"
+		echo "$out" | grep -q "ok $MSUM" || fail "$kind server: the application's line did not arrive alone: '$out'"
+		[ "$kind" = silent ] || echo "$out" | grep -q "^banner$" || fail "talkative server: banner lost"
+		last=$(find "$TMP/$kind" -name 'conn.*' | sort -V | tail -1)
+		[ "$(sha "$last")" = "$MSUM" ] || fail "$kind server: the plain connection got more than the line"
+		detail="$detail esock->${kind}:ok($(find "$TMP/$kind" -name 'conn.*' | wc -l) conns)"
+	done
+	# plain client -> esock server (an echo): talkative sends at once, silent waits 1 s first.
+	for kind in talkative silent; do
+		P=$(port)
+		bg $W socat TCP4-LISTEN:"$P",reuseaddr PIPE 2>"$TMP/server.$kind.err"
+		wait_listen "$P" || fail "esock server did not start"
+		if [ "$kind" = silent ]; then
+			out=$( (sleep 1; cat "$TMP/msg") | timeout 20 socat -t 2 - TCP4:127.0.0.1:"$P")
+		else
+			out=$(timeout 20 socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg")
+		fi
+		[ "$out" = "the application line" ] || fail "plain $kind client: echo '$out'"
+		grep -q "does not speak esock" "$TMP/server.$kind.err" || fail "plain $kind client: no fallback line"
+		detail="$detail ${kind}->esock:ok"
+	done
+	finish PASS "$detail"
+	;;
+*)
+	echo "unknown app $APP"
+	exit 2
+	;;
+esac
