@@ -108,7 +108,7 @@ redis)  # redis-server and redis-benchmark, protected mode on and off, -c 1 and 
 		for c in 1 8; do
 			out=$(timeout 60 $W redis-benchmark -p "$P" -c "$c" -n 5000 -t set,get -q -r 1000 2>"$TMP/client.err" | tr '\r' '\n' | grep -E "^(SET|GET):.*requests per second" | tr '\n' ' ')
 			echo "$out" | grep -q "SET: .*GET: " || fail "redis-benchmark -c $c (protected-mode $prot): '$out'"
-			detail="$detail c$c:$(echo "$out" | grep -oE 'GET: [0-9.]+' | cut -d' ' -f2)/s"
+			detail="$detail protected-$prot/c$c:$(echo "$out" | grep -oE 'GET: [0-9]+' | cut -d' ' -f2)/s"
 		done
 		# The data is there: a value written and read back through the same mode.
 		$W redis-cli -p "$P" set esock-check "v$P" >/dev/null 2>&1
@@ -120,7 +120,7 @@ redis)  # redis-server and redis-benchmark, protected mode on and off, -c 1 and 
 		wait 2>/dev/null
 		PIDS=()
 	done
-	finish PASS "SET+GET 5000 each, GET rate$detail"
+	finish PASS "SET+GET 5000 each, GETs:$detail"
 	;;
 iperf3)  # default server (listens on ::), client -t 2, then -R, then -P 4; bytes counted by both
 	need iperf3
