@@ -1,16 +1,17 @@
 #!/usr/bin/python3
 """A python asyncio echo server and a client that checks every octet (tests/apps).
 
-  asyncio_echo.py server PORT     serves until a client sends b"quit\n" on its own connection
-  asyncio_echo.py client PORT N   N connections at once, each sends 1 MiB in pieces and reads
-                                  it back; exits 0 only if every octet came back in order
+  asyncio_echo.py server PORT [HOST]    serves until a client sends b"quit\n" on its own
+                                        connection
+  asyncio_echo.py client PORT N [HOST]  N connections at once, each sends 1 MiB in pieces and
+                                        reads it back; exits 0 only if every octet came back
 """
 import asyncio
 import hashlib
 import sys
 
 
-async def serve(port):
+async def serve(port, host):
     stop = asyncio.Event()
 
     async def handle(reader, writer):
@@ -22,13 +23,13 @@ async def serve(port):
             await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    server = await asyncio.start_server(handle, host, port)
     async with server:
         await stop.wait()
 
 
-async def one(port, seed):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def one(host, port, seed):
+    reader, writer = await asyncio.open_connection(host, port)
     payload = hashlib.shake_256(str(seed).encode()).digest(1 << 20)
 
     async def send():
@@ -43,9 +44,9 @@ async def one(port, seed):
     return got == payload
 
 
-async def client(port, n):
-    results = await asyncio.gather(*(one(port, s) for s in range(n)))
-    _, writer = await asyncio.open_connection("127.0.0.1", port)
+async def client(host, port, n):
+    results = await asyncio.gather(*(one(host, port, s) for s in range(n)))
+    _, writer = await asyncio.open_connection(host, port)
     writer.write(b"quit\n")
     await writer.drain()
     writer.close()
@@ -55,6 +56,7 @@ async def client(port, n):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        asyncio.run(serve(int(sys.argv[2])))
+        asyncio.run(serve(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"))
     else:
-        sys.exit(0 if asyncio.run(client(int(sys.argv[2]), int(sys.argv[3]))) else 1)
+        host = sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1"
+        sys.exit(0 if asyncio.run(client(host, int(sys.argv[2]), int(sys.argv[3]))) else 1)

@@ -4,8 +4,9 @@
 # exit code:
 #   run_app.sh ESOCKRUN OUT_DIR APP MODE
 # MODE: plain (no esock), pass (esockrun: pass-through), ddp (esockrun --ddp -p ksock, with
-# ESOCK_FALLBACK=fail so a run that did not really speak iWARP fails), or, for APP=plain_peers,
-# ddp-fallback (the default policy against peers without esock).
+# ESOCK_FALLBACK=fail so a run that did not really speak iWARP fails), ddp-dpdk (esockrun
+# --ddp -p dpdk, server and client each on its own DPDK stack, joined by net_memif), or, for
+# APP=plain_peers, ddp-fallback (the default policy against peers without esock).
 # Prints "RESULT app mode PASS|FAIL seconds detail" and appends it to OUT_DIR/results.tsv.
 # Exit 77 (skip) when the program is not installed.
 set -u
@@ -14,31 +15,53 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
 PIDS=()
+# Servers run in process groups of their own (bg), so what they forked goes with them.
 cleanup() {
-	for p in "${PIDS[@]}"; do { kill -KILL "$p" && wait "$p"; } 2>/dev/null; done
+	for p in "${PIDS[@]}"; do { kill -KILL -- "-$p" "$p" && wait "$p"; } 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 PY=/usr/bin/python3
 
 need() { for p in "$@"; do command -v "$p" >/dev/null || { echo "SKIP: no $p"; exit 77; }; done; }
-# The command prefix for a program in this run's mode.
-wrap() {
-	case $MODE in
-	plain) ;;
-	pass) echo "$ESOCKRUN --" ;;
-	ddp) echo "$ESOCKRUN --ddp -p ksock -e ESOCK_FALLBACK=fail --" ;;
-	ddp-fallback) echo "$ESOCKRUN --ddp -p ksock --" ;;
-	*) echo "bad mode $MODE" >&2; exit 2 ;;
-	esac
-}
-W=$(wrap)
-port() { echo $((20000 + RANDOM % 20000)); }
+# The command prefixes for the server (WS) and the client (WC) in this run's mode, and the
+# address the client reaches the server at.
+HOST=127.0.0.1
+case $MODE in
+plain) W="" ;;
+pass) W="$ESOCKRUN --" ;;
+ddp) W="$ESOCKRUN --ddp -p ksock -e ESOCK_FALLBACK=fail --" ;;
+ddp-fallback) W="$ESOCKRUN --ddp -p ksock --" ;;
+ddp-dpdk)
+	# Two DPDK stacks joined by net_memif (server 10.99.0.1, client 10.99.0.2), as
+	# tests/integration/esock_dpdk does; ESOCK_DEBUG=1 makes the server say when it listens.
+	[ "$(id -u)" = 0 ] || [ -w /var/run/dpdk ] || { echo "SKIP: no DPDK runtime directory"; exit 77; }
+	HOST=10.99.0.1
+	memif="net_memif0,socket=$TMP/memif.sock,socket-abstract=no"
+	dp="$ESOCKRUN --ddp -p dpdk -e ESOCK_FALLBACK=fail -e ESOCK_DEBUG=1"
+	WS="$dp -e ESOCK_DPDK_VDEV=$memif,role=server -e ESOCK_DPDK_IP=$HOST/24 --"
+	WC="$dp -e ESOCK_DPDK_VDEV=$memif,role=client -e ESOCK_DPDK_IP=10.99.0.2/24 --"
+	;;
+*) echo "bad mode $MODE" >&2; exit 2 ;;
+esac
+WS=${WS-$W}
+WC=${WC-$W}
+# Below the kernel's ephemeral range (32768-60999), where a client's port could take it.
+port() { echo $((20000 + RANDOM % 12000)); }
+# Until the server listens on port $1 (bounded): the kernel's listening socket, or on the
+# dpdk stack the server's own word for it (ESOCK_DEBUG, in $TMP/server.err).
 wait_listen() {
-	for _ in $(seq 1 250); do ss -ltnH "sport = :$1" | grep -q . && return 0; sleep 0.02; done
+	for _ in $(seq 1 500); do
+		if [ "$MODE" = ddp-dpdk ]; then
+			grep -q "esock: listening: port $1 " "$TMP/server.err" 2>/dev/null && return 0
+		else
+			ss -ltnH "sport = :$1" | grep -q . && return 0
+		fi
+		sleep 0.02
+	done
 	echo "nothing listens on $1"; return 1
 }
-bg() { "$@" & PIDS+=($!); }
+bg() { setsid "$@" & PIDS+=($!); }
 sha() { sha256sum "$1" | cut -c1-64; }
 START=$(date +%s.%N)
 finish() { # STATUS DETAIL
@@ -64,24 +87,41 @@ SUM=$(sha "$TMP/data.bin")
 case $APP in
 socat_fork)  # fork-per-connection echo server: three clients, each echoes 50 MB
 	need socat
+	[ "$MODE" != ddp-dpdk ] || { echo "SKIP: a fork child cannot use its parent's dpdk stack (docs/compatibility.md)"; exit 77; }
 	P=$(port)
-	bg $W socat TCP4-LISTEN:$P,reuseaddr,fork EXEC:cat 2>"$TMP/server.err"
+	bg $WS socat TCP4-LISTEN:$P,reuseaddr,fork EXEC:cat 2>"$TMP/server.err"
 	wait_listen "$P" || fail "server did not start"
 	total=0
 	for i in 1 2 3; do
-		timed timeout 60 $W socat -t 10 TCP4:127.0.0.1:$P - <"$TMP/data.bin" >"$TMP/echo.$i" 2>"$TMP/client.err" ||
+		timed timeout 60 $WC socat -t 10 TCP4:$HOST:$P - <"$TMP/data.bin" >"$TMP/echo.$i" 2>"$TMP/client.err" ||
 			fail "client $i failed"
 		[ "$(sha "$TMP/echo.$i")" = "$SUM" ] || fail "client $i: echo differs ($(stat -c %s "$TMP/echo.$i") octets)"
 		total=$(echo "$total + $(cat "$TMP/elapsed")" | bc)
 	done
 	finish PASS "3 x 50 MB echoed intact, $(mb_per_s 300000000 "$total") MB/s each way"
 	;;
+prefork)  # pre-forking echo server (tests/apps/prefork_echo.py): 3 workers accept, 6 clients
+	need socat
+	[ "$MODE" != ddp-dpdk ] || { echo "SKIP: a fork child cannot use its parent's dpdk stack (docs/compatibility.md)"; exit 77; }
+	P=$(port)
+	bg $WS $PY "$HERE/prefork_echo.py" "$HOST" "$P" 3 2>"$TMP/server.err"
+	wait_listen "$P" || fail "server did not start"
+	total=0
+	for i in 1 2 3 4 5 6; do
+		head -c 10000000 "$TMP/data.bin" >"$TMP/part.bin"
+		timed timeout 60 $WC socat -t 10 TCP4:$HOST:$P - <"$TMP/part.bin" >"$TMP/echo.$i" 2>"$TMP/client.err" ||
+			fail "client $i failed"
+		cmp -s "$TMP/echo.$i" "$TMP/part.bin" || fail "client $i: echo differs ($(stat -c %s "$TMP/echo.$i") octets)"
+		total=$(echo "$total + $(cat "$TMP/elapsed")" | bc)
+	done
+	finish PASS "6 x 10 MB echoed intact by 3 pre-forked workers, $(mb_per_s 60000000 "$total") MB/s"
+	;;
 http_curl)  # python3 http.server and curl: SHA-256 of a 50 MB file
 	need curl
 	P=$(port)
-	bg $W $PY -m http.server "$P" --bind 127.0.0.1 --directory "$TMP" 2>"$TMP/server.err"
+	bg $WS $PY -m http.server "$P" --bind $HOST --directory "$TMP" 2>"$TMP/server.err"
 	wait_listen "$P" || fail "server did not start"
-	timed timeout 60 $W curl -sS -o "$TMP/got.bin" "http://127.0.0.1:$P/data.bin" 2>"$TMP/client.err" ||
+	timed timeout 60 $WC curl -sS -o "$TMP/got.bin" "http://$HOST:$P/data.bin" 2>"$TMP/client.err" ||
 		fail "curl failed"
 	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "download differs"
 	finish PASS "50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
@@ -89,10 +129,10 @@ http_curl)  # python3 http.server and curl: SHA-256 of a 50 MB file
 nc)  # netcat one way: SHA-256 of 50 MB
 	need nc
 	P=$(port)
-	bg $W nc -l -N -p "$P" >"$TMP/got.bin" 2>"$TMP/server.err"
+	bg $WS nc -4 -l -N -p "$P" >"$TMP/got.bin" 2>"$TMP/server.err"
 	SP=$!
 	wait_listen "$P" || fail "nc -l did not start"
-	timed timeout 60 $W nc -N 127.0.0.1 "$P" <"$TMP/data.bin" 2>"$TMP/client.err" || fail "nc failed"
+	timed timeout 60 $WC nc -4 -N $HOST "$P" <"$TMP/data.bin" 2>"$TMP/client.err" || fail "nc failed"
 	timeout 20 tail --pid="$SP" -f /dev/null
 	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "received data differs ($(stat -c %s "$TMP/got.bin") octets)"
 	finish PASS "50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
@@ -100,22 +140,25 @@ nc)  # netcat one way: SHA-256 of 50 MB
 redis)  # redis-server and redis-benchmark, protected mode on and off, -c 1 and -c 8
 	need redis-server redis-benchmark redis-cli
 	detail=""
-	for prot in yes no; do
+	# Protected mode lets only loopback clients in: over dpdk the client is 10.99.0.2.
+	prots="yes no"
+	[ "$MODE" != ddp-dpdk ] || prots=no
+	for prot in $prots; do
 		P=$(port)
-		bg $W redis-server --port "$P" --save "" --appendonly no --protected-mode "$prot" \
+		bg $WS redis-server --port "$P" --save "" --appendonly no --protected-mode "$prot" \
 			>"$TMP/server.err" 2>&1
 		wait_listen "$P" || fail "redis-server did not start"
 		for c in 1 8; do
-			out=$(timeout 60 $W redis-benchmark -p "$P" -c "$c" -n 5000 -t set,get -q -r 1000 2>"$TMP/client.err" | tr '\r' '\n' | grep -E "^(SET|GET):.*requests per second" | tr '\n' ' ')
+			out=$(timeout 60 $WC redis-benchmark -h $HOST -p "$P" -c "$c" -n 5000 -t set,get -q -r 1000 2>"$TMP/client.err" | tr '\r' '\n' | grep -E "^(SET|GET):.*requests per second" | tr '\n' ' ')
 			echo "$out" | grep -q "SET: .*GET: " || fail "redis-benchmark -c $c (protected-mode $prot): '$out'"
 			detail="$detail protected-$prot/c$c:$(echo "$out" | grep -oE 'GET: [0-9]+' | cut -d' ' -f2)/s"
 		done
 		# The data is there: a value written and read back through the same mode.
-		$W redis-cli -p "$P" set esock-check "v$P" >/dev/null 2>&1
-		[ "$($W redis-cli -p "$P" get esock-check 2>/dev/null)" = "v$P" ] || fail "redis GET after SET"
-		keys=$($W redis-cli -p "$P" dbsize 2>/dev/null)
+		$WC redis-cli -h $HOST -p "$P" set esock-check "v$P" >/dev/null 2>&1
+		[ "$($WC redis-cli -h $HOST -p "$P" get esock-check 2>/dev/null)" = "v$P" ] || fail "redis GET after SET"
+		keys=$($WC redis-cli -h $HOST -p "$P" dbsize 2>/dev/null)
 		[ "${keys:-0}" -gt 1 ] || fail "redis has $keys keys after the benchmark"
-		$W redis-cli -p "$P" shutdown nosave >/dev/null 2>&1
+		$WC redis-cli -h $HOST -p "$P" shutdown nosave >/dev/null 2>&1
 		for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 		wait 2>/dev/null
 		PIDS=()
@@ -127,10 +170,13 @@ iperf3)  # default server (listens on ::), client -t 2, then -R, then -P 4; byte
 	detail=""
 	for opt in "" "-R" "-P 4"; do
 		P=$(port)
-		bg $W iperf3 -s -1 -p "$P" >"$TMP/server.err" 2>&1
+		# Over dpdk the server binds the stack's address (its default, ::, is IPv6: kernel).
+		bind=()
+		[ "$MODE" != ddp-dpdk ] || bind=(-B "$HOST")
+		bg $WS iperf3 -s -1 -p "$P" "${bind[@]}" >"$TMP/server.err" 2>&1
 		wait_listen "$P" || fail "iperf3 -s did not start"
 		# shellcheck disable=SC2086
-		timeout 60 $W iperf3 -c 127.0.0.1 -p "$P" -t 2 $opt -J >"$TMP/c.json" 2>"$TMP/client.err" ||
+		timeout 60 $WC iperf3 -c $HOST -p "$P" -t 2 $opt -J >"$TMP/c.json" 2>"$TMP/client.err" ||
 			fail "iperf3 $opt failed: $(grep -o '"error".*' "$TMP/c.json")"
 		read -r sent recv gbps < <($PY -c 'import json,sys; e=json.load(open(sys.argv[1]))["end"]; print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"], round(e["sum_received"]["bits_per_second"]/1e9,1))' "$TMP/c.json")
 		[ "${recv:-0}" -gt 0 ] && [ "$recv" -le "$sent" ] || fail "iperf3 $opt: sent $sent received $recv"
@@ -142,9 +188,9 @@ iperf3)  # default server (listens on ::), client -t 2, then -R, then -P 4; byte
 	;;
 asyncio)  # a python asyncio echo server and 8 concurrent clients, 1 MiB each
 	P=$(port)
-	bg $W $PY "$HERE/asyncio_echo.py" server "$P" 2>"$TMP/server.err"
+	bg $WS $PY "$HERE/asyncio_echo.py" server "$P" $HOST 2>"$TMP/server.err"
 	wait_listen "$P" || fail "server did not start"
-	out=$(timeout 60 $W $PY "$HERE/asyncio_echo.py" client "$P" 8 2>"$TMP/client.err") || fail "client: $out"
+	out=$(timeout 60 $WC $PY "$HERE/asyncio_echo.py" client "$P" 8 $HOST 2>"$TMP/client.err") || fail "client: $out"
 	finish PASS "$out"
 	;;
 openssl)  # TLS 1.3: s_server -WWW serves the 50 MB file, s_client fetches it
@@ -152,12 +198,12 @@ openssl)  # TLS 1.3: s_server -WWW serves the 50 MB file, s_client fetches it
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
 		-days 1 -subj /CN=esock-test >/dev/null 2>&1 || fail "no certificate"
 	P=$(port)
-	(cd "$TMP" && exec $W openssl s_server -WWW -tls1_3 -accept "$P" -cert cert.pem -key key.pem \
+	(cd "$TMP" && exec $WS openssl s_server -WWW -tls1_3 -accept "$HOST:$P" -cert cert.pem -key key.pem \
 		>/dev/null 2>"$TMP/server.err") &
 	PIDS+=($!)
 	wait_listen "$P" || fail "s_server did not start"
-	req() { printf 'GET /data.bin HTTP/1.0\r\n\r\n' | $W openssl s_client -quiet -tls1_3 -connect 127.0.0.1:"$P"; }
-	timed timeout 60 bash -c "$(declare -f req); W='$W' P=$P req" >"$TMP/got.raw" 2>"$TMP/client.err" ||
+	req() { printf 'GET /data.bin HTTP/1.0\r\n\r\n' | $WC openssl s_client -quiet -tls1_3 -connect "$HOST:$P"; }
+	timed timeout 60 bash -c "$(declare -f req); WC='$WC' HOST=$HOST P=$P req" >"$TMP/got.raw" 2>"$TMP/client.err" ||
 		fail "s_client failed"
 	$PY -c 'import sys; d=open(sys.argv[1],"rb").read(); i=d.index(b"\r\n\r\n"); open(sys.argv[2],"wb").write(d[i+4:])' \
 		"$TMP/got.raw" "$TMP/got.bin" || fail "no HTTP answer"

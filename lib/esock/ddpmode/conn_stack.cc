@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,12 +18,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "esock/ddpmode/conn.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/listen_queue.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -159,12 +162,15 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
     debug("listen", why);
     return errno_fail(err);
   }
-  return hand_over_listener(fd, s, std::move(l));
+  if (hand_over_listener(fd, s, std::move(l)) < 0) return -1;
+  debug("listening", "port " + std::to_string(port) + " on the " + p.name() + " stack");
+  return 0;
 }
 
 // ksock: the kernel listening socket moves to a private number the progress thread polls
-// (Provider::adopt_listener); the application's number becomes the signal, as with a
-// stack listener, and a second private number holds the options.
+// (Provider::adopt_listener), and the application's number becomes the receiving end of the
+// accept queue the processes of a fork family share (runtime/listen_queue.h); a second
+// private number holds the options.
 int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
   if (ESOCK_LIBC(listen)(fd, backlog) < 0) return -1;
   DdpRuntime& rt = DdpRuntime::get();
@@ -178,7 +184,30 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
     ESOCK_LIBC(close)(lfd);
     return errno_fail(err);
   }
-  if (hand_over_listener(fd, s, std::move(l)) < 0) return -1;
+  int out = -1;
+  if (listen_queue_pair(&l->queue_in, &out) < 0) return -1;
+  l->queue_out = move_high(out);
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  l->opt_fd = move_high(fd);
+  if (l->queue_out < 0 || l->opt_fd < 0 || take_number(fd, out) < 0) {
+    err = errno;
+    ESOCK_LIBC(close)(out);
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(out);
+  // The queue's receiving end is the application's description now: its status flags are
+  // the application's (take_number), and esock reads it only with MSG_DONTWAIT.
+  s->nonblocking = (flflags & O_NONBLOCK) != 0;
+  s->lis = std::move(l);
+  s->set_state(Socket::State::listening);
+  rt.add(s);
+  sockaddr_storage name{};
+  socklen_t nlen = sizeof name;
+  if (config().debug &&
+      ESOCK_LIBC(getsockname)(lfd, reinterpret_cast<sockaddr*>(&name), &nlen) == 0)
+    debug("listening", "port " +
+                           std::to_string(ntohs(reinterpret_cast<sockaddr_in*>(&name)->sin_port)) +
+                           " (ksock)");  // sin_port and sin6_port are at the same place
   // The listening socket's description is esock's alone now (fd is the signal): the
   // progress thread's accept must never block, whatever the application's flags are.
   ESOCK_LIBC(fcntl)(lfd, F_SETFL, ESOCK_LIBC(fcntl)(lfd, F_GETFL) | O_NONBLOCK);
@@ -188,15 +217,15 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
 namespace {
 
 // A peer without esock, on a listener that falls back (StackListen::fallback): accept(2)
-// returns the kernel socket itself, a plain TCP socket with everything the peer sent
+// returns its kernel socket k itself, a plain TCP socket with everything the peer sent
 // unread, at the lowest free number as accept's is. One line on stderr, a few per process.
-int accept_plain(ProviderConn& pc, sockaddr* addr, socklen_t* len, int flags) {
+int accept_plain(int k, bool silent, sockaddr* addr, socklen_t* len, int flags) {
+  if (k < 0) return errno_fail(ECONNABORTED);
   sockaddr_storage peer{};
   socklen_t plen = sizeof peer;
-  if (pc.name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
-  const bool silent = pc.peer_silent();
-  const int k = pc.take_plain();
-  if (k < 0) return errno_fail(ECONNABORTED);
+  if (ESOCK_LIBC(getpeername)(k, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
+  const int zero = 0;  // the kernel's default again (set for iWARP when it was accepted)
+  ESOCK_LIBC(setsockopt)(k, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
   const int a = ESOCK_LIBC(fcntl)(k, (flags & SOCK_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
   const int err = errno;
   ESOCK_LIBC(close)(k);
@@ -225,14 +254,38 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     // Only negotiated connections are here: the runtime runs MPA set-up in its rounds
     // (DdpRuntime::service_listener), so a slow or silent peer delays no accept.
     rt.service_listener(ls);
-    if (ls.lis->ready.empty()) {
-      if (ls.nonblocking) return errno_fail(EAGAIN);
-      if (rt.wait_interruptible(lk) == EINTR) return errno_fail(EINTR);  // accept(2)
-      continue;
+    std::unique_ptr<ProviderConn> pc;
+    if (ls.lis->shared()) {
+      // ksock: the family's queue (runtime/listen_queue.h), filled by this process's runtime
+      // or another's; its receiving end is the application's number.
+      if (ls.lis->dormant) rt.activate(*ls.lis);
+      rt.service_listener(ls);
+      std::optional<QueuedConn> q = listen_queue_pop(ls.lis->queue_out);
+      if (!q) {
+        if (errno != EAGAIN) continue;  // not a message of ours: dropped
+        if (ls.nonblocking) return errno_fail(EAGAIN);
+        if (rt.wait_interruptible(lk, ls.lis->queue_out) == EINTR) return errno_fail(EINTR);
+        continue;
+      }
+      if (q->kind != QueuedConn::Kind::negotiated)
+        return accept_plain(q->fd, q->kind == QueuedConn::Kind::plain_silent, addr, len, flags);
+      Provider* p = configured_provider();
+      if (p != nullptr) pc = p->adopt_negotiated(q->fd, ls.lis->mpa, q->mpa_request);
+      if (!pc) {
+        ESOCK_LIBC(close)(q->fd);  // (the peer sees the connection reset)
+        continue;
+      }
+    } else {
+      if (ls.lis->ready.empty()) {
+        if (ls.nonblocking) return errno_fail(EAGAIN);
+        if (rt.wait_interruptible(lk) == EINTR) return errno_fail(EINTR);  // accept(2)
+        continue;
+      }
+      pc = std::move(ls.lis->ready.front());
+      ls.lis->ready.pop_front();
+      if (pc->peer_not_mpa() || pc->peer_silent())
+        return accept_plain(pc->take_plain(), pc->peer_silent(), addr, len, flags);
     }
-    std::unique_ptr<ProviderConn> pc = std::move(ls.lis->ready.front());
-    ls.lis->ready.pop_front();
-    if (pc->peer_not_mpa() || pc->peer_silent()) return accept_plain(*pc, addr, len, flags);
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());
     s->set_rawmode(ls.rawmode());

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "esock/ksock/stream_io.h"
 #include "esock/process/libc.h"
@@ -121,13 +122,23 @@ class KsockConn final : public ProviderConn {
   }
 
   void hold_input(bool on) override { hold_ = on; }
+  bytes_view mpa_request() const override {
+    return conn_.state() == rnic::Engine::State::established ? bytes_view(request_) : bytes_view{};
+  }
+  // adopt_negotiated: the responder's side of the negotiation again, from the Request that
+  // arrived in another process; the Reply it makes was sent there and is dropped here.
+  bool replay(bytes_view request) {
+    const std::size_t used = conn_.engine().feed(request);
+    conn_.pump();
+    conn_.consume(conn_.output().size());
+    received_ = key_seen_ = true;
+    return used == request.size() && conn_.state() == rnic::Engine::State::established;
+  }
   bool peer_not_mpa() const override { return not_mpa_; }
   bool peer_silent() const override { return !received_; }
   int take_plain() override {
     const int fd = fd_;
     fd_ = -1;
-    const int zero = 0;  // the kernel's default again (accept set it for iWARP)
-    ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
     return fd;
   }
   bool survives_fork() const override { return true; }  // a kernel socket and heap memory
@@ -182,7 +193,8 @@ class KsockConn final : public ProviderConn {
       const std::size_t used =
           conn_.engine().feed(bytes_view(buf.data(), static_cast<std::size_t>(n)));
       if (used == 0) return;
-      ESOCK_LIBC(recv)(fd_, buf.data(), used, MSG_DONTWAIT);  // what the engine took
+      request_.insert(request_.end(), buf.data(), buf.data() + used);  // for a handover
+      ESOCK_LIBC(recv)(fd_, buf.data(), used, MSG_DONTWAIT);           // what the engine took
       conn_.pump();
     }
   }
@@ -200,10 +212,11 @@ class KsockConn final : public ProviderConn {
   int fd_;
   bool terminated_ = false;  // the queue pair reached the error state (Terminate)
   bool hold_ = false;
-  bool received_ = false;  // the peer sent something
-  bool key_seen_ = false;  // ... and it began with the MPA key
-  bool not_mpa_ = false;   // ... and it did not
-  rnic::Context ctx_;      // one protection domain and STag table per connection
+  bool received_ = false;              // the peer sent something
+  bool key_seen_ = false;              // ... and it began with the MPA key
+  bool not_mpa_ = false;               // ... and it did not
+  std::vector<std::uint8_t> request_;  // the peer's MPA Request (responder, input held)
+  rnic::Context ctx_;                  // one protection domain and STag table per connection
   rnic::ByteStreamEngine conn_;
   ksock::StreamIo io_;
   rnic::EngineVerbs verbs_;
@@ -242,6 +255,13 @@ class KsockProvider final : public Provider {
   const char* name() const override { return "ksock"; }
   std::unique_ptr<ProviderListener> adopt_listener(int fd, int*) override {
     return std::make_unique<KsockListener>(fd);
+  }
+  std::unique_ptr<ProviderConn> adopt_negotiated(int fd, const mpa::Config& cfg,
+                                                 bytes_view request) override {
+    auto c = std::make_unique<KsockConn>(fd, cfg);
+    c->hold_input(true);  // until attach() posted the stream's receives
+    if (!c->replay(request)) return nullptr;
+    return c;
   }
   std::unique_ptr<ProviderConn> establish(int fd, const mpa::Config& cfg, int timeout_ms,
                                           int silent_ms, int* err, std::string* why) override {

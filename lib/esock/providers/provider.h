@@ -73,6 +73,10 @@ class ProviderConn {
   virtual bool peer_not_mpa() const { return false; }
   virtual bool peer_silent() const { return false; }
   virtual int take_plain() { return -1; }
+  // A negotiated responder whose transport is a descriptor (ksock): the peer's MPA Request
+  // as it arrived, so another process can take the connection over (Provider::
+  // adopt_negotiated). Empty when the provider cannot hand connections over.
+  virtual bytes_view mpa_request() const { return {}; }
 };
 
 // A passive open whose MPA set-up the runtime runs off the accept path (under the runtime
@@ -129,6 +133,15 @@ class Provider {
   // provider cannot.
   virtual std::unique_ptr<ProviderListener> adopt_listener(int /*listen_fd*/, int* err) {
     *err = EOPNOTSUPP;
+    return nullptr;
+  }
+  // A connection another process of the family negotiated as the responder on a listener
+  // they share (docs/sockets.md, "fork"): its kernel socket, the listener's MPA settings and
+  // the peer's MPA Request. The negotiation is replayed without I/O (the Reply went out
+  // already); what the peer sent after its Request is still unread in the socket. Null
+  // when the provider has no such connections.
+  virtual std::unique_ptr<ProviderConn> adopt_negotiated(int /*fd*/, const mpa::Config& /*cfg*/,
+                                                         bytes_view /*mpa_request*/) {
     return nullptr;
   }
   // One round of the stack and of every connection it carries; true if anything happened

@@ -159,6 +159,17 @@ void DdpRuntime::at_fork_child() {
       inherited.push_back(s);
       continue;
     }
+    if (s->lis && s->lis->shared()) {
+      // A ksock listener: the listening socket and the accept queue are the family's. The
+      // connections the parent is setting up stay the parent's (the child drops its
+      // copies); the child's copy takes new ones once its application accepts there.
+      StackListen& l = *s->lis;
+      l.negotiating.clear();  // (a ksock connection's destructor only closes its descriptor)
+      l.ready.clear();
+      l.dormant = true;
+      inherited.push_back(s);
+      continue;
+    }
     s->orphaned = true;
     if (s->lis) {
       // The listener is the parent's (its stack, or its kernel listening socket and the
@@ -191,7 +202,9 @@ void DdpRuntime::at_fork_child() {
   rt.stack_ = nullptr;
   // A child that waits in poll(2) on an inherited connection (socat, inetd-style servers)
   // makes no call esock sees: its progress thread claims the connection for it.
-  if (!rt.socks_.empty()) rt.start_thread();
+  if (std::any_of(rt.socks_.begin(), rt.socks_.end(),
+                  [](const auto& s) { return s->conn != nullptr; }))
+    rt.start_thread();
   rt.mu.unlock();
 }
 

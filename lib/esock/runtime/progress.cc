@@ -86,7 +86,7 @@ int thread_wake_fd() {
 }
 }  // namespace
 
-int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk) {
+int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_fd) {
   const int efd = stack_ == nullptr ? thread_wake_fd() : -1;
   if (efd < 0) {
     wait(lk);
@@ -97,7 +97,15 @@ int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk) {
   sleepers_.push_back(efd);
   lk.unlock();
   std::uint64_t n;
-  const ssize_t r = ESOCK_LIBC(read)(efd, &n, sizeof n);
+  ssize_t r;
+  if (also_fd < 0) {
+    r = ESOCK_LIBC(read)(efd, &n, sizeof n);
+  } else {
+    // poll(2) is never restarted: a signal here is EINTR whatever SA_RESTART says.
+    pollfd p[2] = {{efd, POLLIN, 0}, {also_fd, POLLIN, 0}};
+    r = ::poll(p, 2, -1);
+    if (r > 0 && (p[0].revents & POLLIN)) r = ESOCK_LIBC(read)(efd, &n, sizeof n);
+  }
   const int err = r < 0 ? errno : 0;
   lk.lock();
   std::erase(sleepers_, efd);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/listen_queue.h"
 
 namespace esock::sockets {
 
@@ -81,7 +83,7 @@ void StackListen::release() {
   ready.clear();  // connections nobody accepted go with the listener, as TCP's do
   negotiating.clear();
   pl.reset();
-  close_all({&sig_a, &sig_l, &opt_fd});
+  close_all({&sig_a, &sig_l, &opt_fd, &queue_in, &queue_out});
 }
 
 DdpRuntime& DdpRuntime::get() {
@@ -120,11 +122,22 @@ void DdpRuntime::start_thread() {
   // always needs the thread: it waits on the connections' descriptors).
   if (thread_started_ || (mode_ == ProgressMode::inline_only && stack_ != nullptr)) return;
   thread_started_ = true;
+  // Returns once the thread runs: a thread still starting may hold the allocator's locks
+  // (ASan's take them in its thread set-up), and a fork() right after listen() or connect()
+  // then left them held in the child for good (DdpFd.PeerResetGivesEconnreset hung in 1 run
+  // of ~20 under ASan with the machine loaded).
+  std::promise<void> running;
+  std::future<void> started = running.get_future();
+  auto body = [this, r = std::move(running)]() mutable {
+    r.set_value();
+    loop();
+  };
   if (process_) {
-    std::thread([this] { loop(); }).detach();  // runs as long as the process
+    std::thread(std::move(body)).detach();  // runs as long as the process
   } else {
-    thread_ = std::thread([this] { loop(); });  // a test's runtime: joined by the destructor
+    thread_ = std::thread(std::move(body));  // a test's runtime: joined by the destructor
   }
+  started.wait();
 }
 
 void DdpRuntime::wake() {
@@ -301,7 +314,7 @@ void DdpRuntime::poll_listener(Socket& s, std::vector<pollfd>* pfds,
   StackListen& l = *s.lis;
   // The listening descriptor only while service_listener would take a connection from it:
   // a full backlog leaves it readable, and polling it then would never sleep.
-  const bool room = l.negotiating.size() < StackListen::max_negotiating &&
+  const bool room = !l.dormant && l.negotiating.size() < StackListen::max_negotiating &&
                     l.negotiating.size() + l.ready.size() < l.backlog;
   if (room && l.pl->poll_fd() >= 0) {
     pfds->push_back(pollfd{l.pl->poll_fd(), POLLIN, 0});
@@ -319,7 +332,7 @@ void DdpRuntime::service_listener(Socket& s) {
   StackListen& l = *s.lis;
   const Instant now = clock_.now();
   // New TCP connections start MPA as the responder (RFC 5044 section 7.1), within bounds.
-  while (l.negotiating.size() < StackListen::max_negotiating &&
+  while (!l.dormant && l.negotiating.size() < StackListen::max_negotiating &&
          l.negotiating.size() + l.ready.size() < l.backlog && l.pl->pending()) {
     std::unique_ptr<ProviderConn> pc = l.pl->accept(l.mpa);
     if (!pc) break;
@@ -349,7 +362,27 @@ void DdpRuntime::service_listener(Socket& s) {
     }
     it = l.negotiating.erase(it);
   }
+  if (l.shared()) {
+    queue_ready(l);  // the queue's receiving end is the application's number
+    return;
+  }
   set_readable(l.sig_a, l.sig_l, !l.ready.empty(), &l.sig_readable);
+}
+
+// A shared listener's set-up connections go to the family's queue, oldest first; what a
+// full queue does not take waits in `ready` for the next round.
+void DdpRuntime::queue_ready(StackListen& l) {
+  while (!l.ready.empty()) {
+    ProviderConn& pc = *l.ready.front();
+    pc.flush();
+    if (pc.output_pending()) return;  // the MPA Reply goes out from here, whole, first
+    using Kind = QueuedConn::Kind;
+    const Kind kind = pc.peer_not_mpa()  ? Kind::plain_not_mpa
+                      : pc.peer_silent() ? Kind::plain_silent
+                                         : Kind::negotiated;
+    if (!listen_queue_push(l.queue_in, pc.poll_fd(), kind, pc.mpa_request())) return;
+    l.ready.pop_front();  // closes this process's reference; the queue holds the socket
+  }
 }
 
 void DdpRuntime::loop() {

@@ -108,7 +108,15 @@ class DdpRuntime {
   // else 0. Kernel-socket providers wait in read(2) of a per-thread eventfd, which the
   // kernel restarts or interrupts by the handler's SA_RESTART exactly as it would the call
   // the application made (signal(7)); an own stack's wait is not interrupted (docs/sockets.md).
-  int wait_interruptible(std::unique_lock<RuntimeMutex>& lk);
+  // also_fd: returns as well once it polls readable (a queue other processes fill).
+  int wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_fd = -1);
+  // A fork child's dormant copy of a shared listener starts taking connections (its
+  // application called accept), with a progress thread of its own if it has none yet.
+  void activate(StackListen& l) {
+    l.dormant = false;
+    start_thread();
+    wake();
+  }
   // Wakes every waiter: cv, and each thread asleep in wait_interruptible.
   void notify();
   // As wait, but false once the deadline has passed.
@@ -151,6 +159,7 @@ class DdpRuntime {
   // socket while it has room, and its negotiating connections; polled(pc) per pollfd added.
   void poll_listener(Socket& s, std::vector<pollfd>* pfds,
                      function_ref<void(ProviderConn*)> polled);
+  void queue_ready(StackListen& l);  // a shared (ksock) listener's connections to its queue
   // fork (runtime/fork_handover.h, runtime/fork.cc): makes a connection fork copied this
   // process's to use where it can: 0; ENOTCONN when another process of the family has it;
   // EAGAIN while the parent decides (a caller that may block waits instead).

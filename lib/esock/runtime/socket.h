@@ -79,6 +79,15 @@ struct StackListen {
   bool fallback = false;
   Duration fallback_after{};
   std::uint64_t fell_back = 0;
+  // ksock: the accept queue the processes of a fork family share (runtime/listen_queue.h);
+  // set up connections go there instead of `ready` (which then holds only those the full
+  // queue did not take yet), and the application's number is its receiving end, not sig_a.
+  int queue_in = -1, queue_out = -1;
+  bool shared() const { return queue_in >= 0; }
+  // A fork child's copy takes no TCP connection from the listening socket until its
+  // application calls accept on it (a child that only closes it, a forking server's, never
+  // takes a connection it would then drop).
+  bool dormant = false;
   std::deque<Negotiating> negotiating;
   std::deque<std::unique_ptr<ProviderConn>> ready;
   // Connections never delivered: negotiation failed (rejected, reset, not MPA) or timed out.

@@ -25,22 +25,6 @@ using namespace esock_test;
 
 namespace {
 
-// A connected DDPMODE pair in one process (client, server end).
-struct DdpPair {
-  DdpPair() {
-    std::uint16_t port = 0;
-    lfd = ddp_listener(&port);
-    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
-    cli = ddp_connect(port);
-    t.join();
-  }
-  ~DdpPair() {
-    for (int fd : {cli, srv, lfd})
-      if (fd >= 0) ::close(fd);
-  }
-  int lfd = -1, cli = -1, srv = -1;
-};
-
 bool wait_readable(int fd, int ms = 10000) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, ms) == 1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -17,21 +18,6 @@
 using namespace esock_test;
 
 namespace {
-
-struct DdpPair {
-  DdpPair() {
-    std::uint16_t port = 0;
-    lfd = ddp_listener(&port);
-    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
-    cli = ddp_connect(port);
-    t.join();
-  }
-  ~DdpPair() {
-    for (int fd : {cli, srv, lfd})
-      if (fd >= 0) ::close(fd);
-  }
-  int lfd = -1, cli = -1, srv = -1;
-};
 
 // The child's side of a forking echo server: reads `n` octets, sends them back upper-cased,
 // closes. With poll_first it waits in poll(2), which esock does not see, before reading.
@@ -138,6 +124,73 @@ TEST(DdpFork, AGrandchildNeverTakesItsParentsConnection) {
   EXPECT_EQ(exit_code(child), 0);
   ::close(go[0]);
   ::close(go[1]);
+}
+
+// Pre-forking servers (apache prefork, nginx workers): the parent listens and forks, the
+// children accept on the listener they inherited, the parent never does. Every connection
+// reaches a child whichever process's runtime set it up (runtime/listen_queue.h).
+TEST(DdpFork, PreforkedChildrenAcceptOnTheListenerTheyInherited) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  constexpr int children = 2, per_child = 3;
+  pid_t pid[children];
+  for (pid_t& p : pid) {
+    p = ::fork();
+    if (p == 0) {
+      for (int i = 0; i < per_child; ++i) {
+        const int c = ::accept(lfd, nullptr, nullptr);
+        if (c < 0) ::_exit(10 + errno);
+        char b[8];
+        if (!read_all(c, reinterpret_cast<std::uint8_t*>(b), 4)) ::_exit(3);
+        b[0] = 'C';  // the child's mark
+        if (!write_all(c, reinterpret_cast<const std::uint8_t*>(b), 4)) ::_exit(4);
+        ::close(c);
+      }
+      ::_exit(0);
+    }
+  }
+  for (int i = 0; i < children * per_child; ++i) {
+    const int c = ddp_connect(port);
+    ASSERT_GE(c, 0) << "connection " << i;
+    char msg[5];
+    std::snprintf(msg, sizeof msg, "p%03d", i);
+    ASSERT_EQ(::write(c, msg, 4), 4);
+    msg[0] = 'C';
+    EXPECT_EQ(read_n(c, 4), std::string(msg, 4)) << "connection " << i;
+    ::close(c);
+  }
+  for (pid_t p : pid) EXPECT_EQ(exit_code(p), 0);
+  ::close(lfd);
+}
+
+// The parent of a forking server keeps accepting on its listener after the children it
+// forked closed their copies (socat fork): no child took a connection it then dropped.
+TEST(DdpFork, ChildrenThatCloseTheirListenerCopyTakeNoConnection) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  for (int i = 0; i < 3; ++i) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::close(lfd);
+      ::usleep(200 * 1000);  // lives on a while, as a serving child does
+      ::_exit(0);
+    }
+    std::thread t([&] {
+      const int c = ddp_connect(port);
+      EXPECT_GE(c, 0);
+      EXPECT_EQ(::write(c, "hey!", 4), 4);
+      ::close(c);
+    });
+    const int a = ::accept(lfd, nullptr, nullptr);
+    ASSERT_GE(a, 0);
+    EXPECT_EQ(read_n(a, 4), "hey!");
+    ::close(a);
+    t.join();
+    EXPECT_EQ(exit_code(child), 0);
+  }
+  ::close(lfd);
 }
 
 }  // namespace

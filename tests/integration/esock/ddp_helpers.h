@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "esock/esock.h"
@@ -80,5 +81,23 @@ inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed) {
   for (auto& x : v) x = static_cast<std::uint8_t>(r());
   return v;
 }
+
+// A connected DDPMODE pair in one process: the listener, the client end and the server end.
+struct DdpPair {
+  DdpPair() {
+    lfd = ddp_listener(&port);
+    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
+    cli = ddp_connect(port);
+    t.join();
+  }
+  ~DdpPair() {
+    for (int fd : {cli, srv, lfd})
+      if (fd >= 0) ::close(fd);
+  }
+  DdpPair(const DdpPair&) = delete;
+  DdpPair& operator=(const DdpPair&) = delete;
+  int lfd = -1, cli = -1, srv = -1;
+  std::uint16_t port = 0;
+};
 
 }  // namespace esock_test

