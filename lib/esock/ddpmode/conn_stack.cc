@@ -251,18 +251,19 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
   for (;;) {
     if (ls.state() != Socket::State::listening) return errno_fail(EBADF);  // closed meanwhile
     if (ls.orphaned || !ls.lis) return errno_fail(EOPNOTSUPP);             // a fork child's copy
-    // Only negotiated connections are here: the runtime runs MPA set-up in its rounds
-    // (DdpRuntime::service_listener), so a slow or silent peer delays no accept.
+    // Only set-up connections are here (negotiated, or fallen back to plain TCP): the
+    // runtime runs MPA set-up in its rounds (DdpRuntime::service_listener), so a slow or
+    // silent peer delays no accept.
+    if (ls.lis->dormant) rt.activate(*ls.lis);  // a fork child's first accept there
     rt.service_listener(ls);
     std::unique_ptr<ProviderConn> pc;
     if (ls.lis->shared()) {
       // ksock: the family's queue (runtime/listen_queue.h), filled by this process's runtime
       // or another's; its receiving end is the application's number.
-      if (ls.lis->dormant) rt.activate(*ls.lis);
-      rt.service_listener(ls);
       std::optional<QueuedConn> q = listen_queue_pop(ls.lis->queue_out);
       if (!q) {
-        if (errno != EAGAIN) continue;  // not a message of ours: dropped
+        if (errno == EPROTO) continue;  // not a message of ours: dropped
+        if (errno != EAGAIN) return -1;
         if (ls.nonblocking) return errno_fail(EAGAIN);
         if (rt.wait_interruptible(lk, ls.lis->queue_out) == EINTR) return errno_fail(EINTR);
         continue;

@@ -13,6 +13,22 @@ namespace esock::sockets {
 namespace {
 // An MPA Request is 20 octets and at most 512 of private data (RFC 5044 section 7.1).
 constexpr std::size_t max_message = 1 + 20 + 512;
+
+// One queue message: the kind and the Request in `data`, the descriptor in the control part.
+struct Message {
+  std::uint8_t data[max_message];
+  iovec v{};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  explicit Message(std::size_t len) : v{data, len} {
+    m.msg_iov = &v;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+  }
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+};
 }  // namespace
 
 int listen_queue_pair(int* in, int* out) {
@@ -33,34 +49,22 @@ int listen_queue_pair(int* in, int* out) {
 }
 
 bool listen_queue_push(int in, int fd, QueuedConn::Kind kind, bytes_view mpa_request) {
-  std::uint8_t msg[max_message];
-  if (mpa_request.size() + 1 > sizeof msg) return false;
-  msg[0] = static_cast<std::uint8_t>(kind);
-  if (!mpa_request.empty()) std::memcpy(msg + 1, mpa_request.data(), mpa_request.size());
-  iovec v{msg, 1 + mpa_request.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &v;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  if (mpa_request.size() + 1 > max_message) return false;
+  Message msg(1 + mpa_request.size());
+  msg.data[0] = static_cast<std::uint8_t>(kind);
+  if (!mpa_request.empty()) std::memcpy(msg.data + 1, mpa_request.data(), mpa_request.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&msg.m);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return ESOCK_LIBC(sendmsg)(in, &m, MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
+  return ESOCK_LIBC(sendmsg)(in, &msg.m, MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
 }
 
 std::optional<QueuedConn> listen_queue_pop(int out) {
-  std::uint8_t msg[max_message];
-  iovec v{msg, sizeof msg};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &v;
-  m.msg_iovlen = 1;
-  m.msg_control = control;
-  m.msg_controllen = sizeof control;
+  Message in(max_message);
+  msghdr& m = in.m;
+  const std::uint8_t* msg = in.data;
   const ssize_t n = ESOCK_LIBC(recvmsg)(out, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   if (n <= 0) {
     if (n == 0) errno = EAGAIN;
