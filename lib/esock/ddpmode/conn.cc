@@ -32,6 +32,11 @@ int errno_fail(int err) {
   return -1;
 }
 
+void tell_plain_tcp(const std::string& who) {
+  static std::atomic<int> told{0};
+  if (told.fetch_add(1) < 8) std::fprintf(stderr, "esock: %s: plain TCP instead\n", who.c_str());
+}
+
 namespace {
 
 estp::Params local_params(bool msgmode) {
@@ -139,8 +144,7 @@ int establish(int tcp_fd, bool initiator, Socket& s, bool may_fall_back, std::st
 // "Peers without esock"): the application's number becomes a fresh kernel socket that
 // connects to the same address as plain TCP, and leaves DDPMODE. The probe connection
 // closes (FIN); the peer saw only the MPA Request on it, and the application nothing yet.
-// Returns
-// connect(2)'s result on the new socket.
+// Returns connect(2)'s result on the new socket.
 int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::string& why) {
   const int n = ESOCK_LIBC(socket)(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (n < 0) return -1;
@@ -158,8 +162,7 @@ int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::st
   const int rc = take_number(fd, n);  // closes the probe (the last reference)
   ESOCK_LIBC(close)(n);
   if (rc < 0) return -1;
-  static std::atomic<int> told{0};
-  if (told.fetch_add(1) < 8) {  // one line per fallback, a few per process
+  {
     char host[INET6_ADDRSTRLEN] = "?";
     unsigned port = 0;
     if (addr->sa_family == AF_INET) {
@@ -171,8 +174,8 @@ int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::st
       ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
       port = ntohs(a->sin6_port);
     }
-    std::fprintf(stderr, "esock: %s port %u does not speak esock (%s): plain TCP instead\n", host,
-                 port, why.c_str());
+    tell_plain_tcp(std::string(host) + " port " + std::to_string(port) + " does not speak esock (" +
+                   why + ")");
   }
   return ESOCK_LIBC(connect)(fd, addr, len);
 }

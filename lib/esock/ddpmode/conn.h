@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <memory>
+#include <string>
 
 #include "esock/providers/provider.h"
 #include "esock/runtime/socket.h"
@@ -12,6 +13,9 @@
 namespace esock::sockets {
 
 int errno_fail(int err);  // sets errno, returns -1
+// One line on stderr for a connection that fell back to plain TCP (docs/sockets.md, "Peers
+// without esock"): the first 8 of a process, so a busy server does not flood its log.
+void tell_plain_tcp(const std::string& who);
 mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
 // After MPA: checks the peer's Hello and starts the stream engine (or RAWMODE) on the
 // socket. 0 or an errno. Under the runtime lock (an own-stack connection is polled by the

@@ -13,7 +13,6 @@
 #include <netinet/tcp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include <string>
 
 #include "esock/ddpmode/conn.h"
+#include "esock/ksock/socket_util.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
@@ -201,13 +201,8 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
   s->lis = std::move(l);
   s->set_state(Socket::State::listening);
   rt.add(s);
-  sockaddr_storage name{};
-  socklen_t nlen = sizeof name;
-  if (config().debug &&
-      ESOCK_LIBC(getsockname)(lfd, reinterpret_cast<sockaddr*>(&name), &nlen) == 0)
-    debug("listening", "port " +
-                           std::to_string(ntohs(reinterpret_cast<sockaddr_in*>(&name)->sin_port)) +
-                           " (ksock)");  // sin_port and sin6_port are at the same place
+  if (config().debug)
+    debug("listening", "port " + std::to_string(ksock::local_port(lfd)) + " (ksock)");
   // The listening socket's description is esock's alone now (fd is the signal): the
   // progress thread's accept must never block, whatever the application's flags are.
   ESOCK_LIBC(fcntl)(lfd, F_SETFL, ESOCK_LIBC(fcntl)(lfd, F_GETFL) | O_NONBLOCK);
@@ -236,10 +231,8 @@ int accept_plain(int k, bool silent, sockaddr* addr, socklen_t* len, int flags) 
     std::memcpy(addr, &peer, std::min<socklen_t>(*len, plen));
     *len = plen;
   }
-  static std::atomic<int> told{0};
-  if (told.fetch_add(1) < 8)
-    std::fprintf(stderr, "esock: a client does not speak esock (%s): plain TCP instead\n",
-                 silent ? "it sent nothing" : "its first octets are not an MPA Request");
+  tell_plain_tcp(std::string("a client does not speak esock (") +
+                 (silent ? "it sent nothing" : "its first octets are not an MPA Request") + ")");
   return a;
 }
 

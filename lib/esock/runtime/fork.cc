@@ -192,6 +192,7 @@ void DdpRuntime::at_fork_child() {
   rt.socks_ = std::move(inherited);
   rt.given_up_.clear();  // the parent's to take back
   rt.sleepers_.clear();  // the parent's threads
+  forget_thread_wake_fds();
   ESOCK_LIBC(close)(rt.wake_fd_);
   rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   rt.thread_started_ = false;

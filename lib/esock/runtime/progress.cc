@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "esock/process/libc.h"
@@ -65,26 +66,36 @@ bool DdpRuntime::wait_for_round(std::unique_lock<RuntimeMutex>& lk,
 }
 
 namespace {
+// Bumped in a fork child (DdpRuntime::forget_thread_wake_fds): the forking thread's eventfd
+// is its parent's too, and must not be waited on there. (No system call per wait: getpid(2)
+// is one.)
+std::atomic<unsigned> fork_generation{0};
+
 // The calling thread's eventfd for wait_interruptible: created on first use, high, blocking;
-// made again in a fork child (the parent's would be shared) or when the program closed it.
+// made again after fork or when the program closed it.
 struct ThreadWakeFd {
   int fd = -1;
-  pid_t pid = 0;
+  unsigned generation = 0;
   ~ThreadWakeFd() {
-    if (fd >= 0 && pid == ::getpid()) ESOCK_LIBC(close)(fd);
+    if (fd >= 0 && generation == fork_generation.load()) ESOCK_LIBC(close)(fd);
   }
 };
 thread_local ThreadWakeFd thread_wake;
 
 int thread_wake_fd() {
-  if (thread_wake.fd >= 0 && thread_wake.pid == ::getpid()) return thread_wake.fd;
+  const unsigned g = fork_generation.load(std::memory_order_relaxed);
+  if (thread_wake.fd >= 0 && thread_wake.generation == g) return thread_wake.fd;
   const int e = ::eventfd(0, EFD_CLOEXEC);
   thread_wake.fd = e < 0 ? -1 : move_high(e);
   if (e >= 0) ESOCK_LIBC(close)(e);
-  thread_wake.pid = ::getpid();
+  thread_wake.generation = g;
   return thread_wake.fd;
 }
 }  // namespace
+
+void DdpRuntime::forget_thread_wake_fds() {
+  fork_generation.fetch_add(1);
+}
 
 int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_fd) {
   const int efd = stack_ == nullptr ? thread_wake_fd() : -1;

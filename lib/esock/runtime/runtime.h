@@ -190,6 +190,7 @@ class DdpRuntime {
   void let_go(Conn& c);    // closing a connection that is a fork copy
   void orphan(Socket& s);  // another process of the family has it
   static bool forked(const Socket& s) { return s.conn && s.conn->fork != Conn::Fork::none; }
+  static void forget_thread_wake_fds();  // a fork child: the parent's are not ours (progress.cc)
   static void at_fork_prepare();
   static void at_fork_parent();
   static void at_fork_child();
