@@ -65,6 +65,8 @@ bool Driver::start_runtime() {
   rc.core = o_.core;
   rc.file_prefix = o_.file_prefix;
   rc.mtu = o_.mtu;
+  // net_memif carries frames up to its bsize although DPDK 22.11 refuses MTUs above 1500.
+  rc.mtu_beyond_port = o_.vdev.rfind("net_memif", 0) == 0;
   rc.stack.iface.ip = o_.ip;
   rc.stack.iface.prefix_len = o_.prefix_len;
   if (o_.loss_pct > 0 || o_.reorder_pct > 0) {

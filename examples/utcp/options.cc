@@ -101,7 +101,7 @@ std::optional<Options> parse_options(int argc, char** argv, int* exit_code) {
       if (a == "--core") o.core = static_cast<unsigned>(n);
       if (a == "--idle-sleep-us") o.idle_sleep_us = static_cast<std::uint32_t>(n);
       if (a == "--mtu") {
-        if (n < 576 || n > 9000) return bad(v);
+        if (n < 576 || n > 65000) return bad(v);
         o.mtu = static_cast<std::uint16_t>(n);
       }
     } else if (a == "--file-prefix" || a == "--pcap") {

@@ -11,8 +11,9 @@ namespace esock::tcp {
 
 struct TcpConfig {
   // Largest segment payload we accept (advertised in our SYN as the MSS option, RFC 9293
-  // 3.7.1); the stack sets it from the interface MTU.
-  std::uint16_t mss = 1460;
+  // 3.7.1). The stack clamps it to the interface's MTU (Stack::clamp), so the default
+  // lets a jumbo-frame link use its frames; set it lower to cap segments on every link.
+  std::uint16_t mss = 65495;
   bool window_scaling = true;  // RFC 7323 section 2
   bool timestamps = true;      // RFC 7323 section 3 (RTTM and PAWS)
   bool sack = true;            // RFC 2018, recovery per RFC 6675
