@@ -11,7 +11,10 @@
 // processes' system time, so it is counted too.
 //
 // Usage: bench_esock_ddpmode [--quick] [--provider ksock|dpdk] [--sizes N,N...]
+//                            [--profile pingpong|stream]
 // --sizes: only these message sizes (octets), e.g. to profile one row.
+// --profile: only DDPMODE's ping-pong or stream at the first size, ten times, one line each
+// (no kernel TCP in the same processes): what `perf record` should watch.
 // ksock (default): DDPMODE over kernel TCP on loopback. dpdk: DDPMODE over esock's own
 // stack on a DPDK net_memif link between the two processes (the child is the memif
 // server at 10.98.0.1, this process the client at 10.98.0.2); plain TCP stays on
@@ -237,6 +240,7 @@ double stream(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t co
 int main(int argc, char** argv) {
   bool quick = false;
   std::vector<std::uint32_t> sizes;
+  std::string profile;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
@@ -253,8 +257,14 @@ int main(int argc, char** argv) {
       }
     } else if (std::strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
       g_dpdk = std::strcmp(argv[++i], "dpdk") == 0;
+    } else if (std::strcmp(argv[i], "--profile") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "pingpong") == 0 ||
+                std::strcmp(argv[i + 1], "stream") == 0)) {
+      profile = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--provider ksock|dpdk] [--sizes N,N...]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--provider ksock|dpdk] [--sizes N,N...] "
+                   "[--profile pingpong|stream]\n",
                    argv[0]);
       return 2;
     }
@@ -285,6 +295,25 @@ int main(int argc, char** argv) {
   }
   const std::uint16_t pport = pp[0], dport = pp[1];
 
+  if (!profile.empty()) {
+    const std::uint32_t size = sizes.empty() ? 65536 : sizes[0];
+    const std::uint64_t volume = quick ? (64u << 20) : (1u << 30);
+    for (int r = 0; r < 10; ++r) {
+      CpuMeter cpu;
+      if (profile == "stream")
+        std::printf("DDPMODE stream %u: %.0f MB/s\n", size,
+                    stream(true, dport, size, std::max<std::uint64_t>(volume / size, 8), &cpu));
+      else
+        std::printf("DDPMODE ping-pong %u: %.1f us\n", size,
+                    pingpong(true, dport, size,
+                             std::clamp<std::uint64_t>(volume / 8 / size, 100, 20000), &cpu));
+      std::fflush(stdout);
+    }
+    ::kill(child, SIGTERM);
+    ::waitpid(child, nullptr, 0);
+    if (g_dpdk) ::unlink(memif_socket);
+    return 0;
+  }
   std::printf("%s, DDPMODE over %s, server in a forked process; median of 3 runs per cell\n\n",
               esock_version(),
               g_dpdk ? "the dpdk provider (net_memif between the processes)"

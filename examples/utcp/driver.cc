@@ -8,6 +8,7 @@
 
 #include "driver_impl.h"
 #include "pattern.h"
+#include "tcp/dev/memif_frames.h"
 
 namespace esock::utcp::tool {
 namespace {
@@ -61,12 +62,14 @@ void Driver::fail(const std::string& why) {
 
 bool Driver::start_runtime() {
   tcp::RuntimeConfig rc;
-  rc.vdev = o_.vdev;
+  // --mtu on memif: buffers sized to the frame (memif_frames.h); 0 keeps the port's 1500
+  // here, so the tool's runs stay comparable with the bench tables made before jumbo frames.
+  const tcp::MemifFrames frames = tcp::memif_frames(o_.vdev, o_.mtu ? o_.mtu : 1500);
+  rc.vdev = frames.devargs;
   rc.core = o_.core;
   rc.file_prefix = o_.file_prefix;
-  rc.mtu = o_.mtu;
-  // net_memif carries frames up to its bsize although DPDK 22.11 refuses MTUs above 1500.
-  rc.mtu_beyond_port = o_.vdev.rfind("net_memif", 0) == 0;
+  rc.mtu = static_cast<std::uint16_t>(o_.mtu ? frames.mtu : 0);
+  rc.mtu_beyond_port = tcp::is_memif(o_.vdev);
   rc.stack.iface.ip = o_.ip;
   rc.stack.iface.prefix_len = o_.prefix_len;
   if (o_.loss_pct > 0 || o_.reorder_pct > 0) {

@@ -103,8 +103,10 @@ Config load() {
   if (c.mpa_revision != 1) c.mpa_revision = 2;
   if (c.timeout_ms <= 0) c.timeout_ms = 10000;
   if (c.dpdk_memory_mb < 64) c.dpdk_memory_mb = 64;
-  if (c.dpdk_mtu != 0 && (c.dpdk_mtu < 576 || c.dpdk_mtu > 9000)) {
-    std::fprintf(stderr, "esock: ESOCK_DPDK_MTU must be 576..9000 (or 0), not %u: 0\n", c.dpdk_mtu);
+  // 65000: the frame plus DPDK's headroom still fits an mbuf's 16-bit data room.
+  if (c.dpdk_mtu != 0 && (c.dpdk_mtu < 576 || c.dpdk_mtu > 65000)) {
+    std::fprintf(stderr, "esock: ESOCK_DPDK_MTU must be 576..65000 (or 0), not %u: 0\n",
+                 c.dpdk_mtu);
     c.dpdk_mtu = 0;
   }
   if (c.progress != "auto" && c.progress != "inline" && c.progress != "thread") {

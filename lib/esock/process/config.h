@@ -39,7 +39,7 @@ struct Config {
   unsigned dpdk_memory_mb = 256;
   std::string dpdk_file_prefix;  // EAL runtime directory name (empty: unique per process)
   std::string dpdk_pcap;         // capture every frame of the port to this file
-  unsigned dpdk_mtu = 0;         // 0: the port's (memif: 1500); up to 9000
+  unsigned dpdk_mtu = 0;         // 576..65000; 0: automatic (dpdk.cc: jumbo on memif)
 };
 
 const Config& config();

@@ -23,6 +23,7 @@
 #include "esock/providers/provider.h"
 #include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
+#include "tcp/dev/memif_frames.h"
 #include "tcp/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -48,21 +49,10 @@ bool parse_cidr(const std::string& text, tcp::Ipv4Addr* ip, std::uint8_t* prefix
   return true;
 }
 
-// Frames above 1500 octets on a memif link between two esock processes (ESOCK_DPDK_MTU, up
-// to 9000): DPDK 22.11's memif cannot configure an MTU above 1500 but carries frames up to
-// its buffer size, so a devargs string without its own bsize gets buffers that hold them.
-// Not the default: measured with bench_esock_ddpmode (--provider dpdk), 9000-octet frames
-// gained nothing up to 64 KiB messages and made 1 MiB streaming slower.
-constexpr const char* memif_bsize = "bsize=9216";
-
-bool is_memif(const std::string& devargs) {
-  return devargs.rfind("net_memif", 0) == 0;
-}
-
 // The socket file a net_memif server creates (role=server, socket=PATH, socket-abstract=no),
 // or empty: closing the port would remove it, and exit does not close the port.
 std::string memif_socket(const std::string& devargs, bool want_server) {
-  if (!is_memif(devargs)) return {};
+  if (!tcp::is_memif(devargs)) return {};
   std::string path;
   bool server = false, file = false;
   std::size_t at = devargs.find(',');
@@ -282,13 +272,11 @@ class DpdkProvider final : public Provider {
       cfg_.dpdk_file_prefix = "esock-" + std::to_string(::getpid()) + "-0";
     remove_debris_on_signals(memif_socket_, eal_runtime_root() + "/" + cfg_.dpdk_file_prefix);
     wait_for_memif_server(cfg_.dpdk_vdev, cfg_.timeout_ms, cfg_.debug);
-    rc.vdev = cfg_.dpdk_vdev;
-    // MTU (ESOCK_DPDK_MTU): as configured, else the port's.
-    const unsigned mtu = cfg_.dpdk_mtu;
-    if (is_memif(rc.vdev) && mtu > 1500 && rc.vdev.find("bsize=") == std::string::npos)
-      rc.vdev += std::string(",") + memif_bsize;
-    rc.mtu = static_cast<std::uint16_t>(mtu);
-    rc.mtu_beyond_port = is_memif(rc.vdev);
+    // MTU (ESOCK_DPDK_MTU): as configured; else jumbo on memif, the port's elsewhere.
+    const tcp::MemifFrames frames = tcp::memif_frames(cfg_.dpdk_vdev, cfg_.dpdk_mtu);
+    rc.vdev = frames.devargs;
+    rc.mtu = static_cast<std::uint16_t>(frames.mtu);
+    rc.mtu_beyond_port = tcp::is_memif(rc.vdev);
     rc.core = cfg_.dpdk_core;
     rc.memory_mb = cfg_.dpdk_memory_mb;
     rc.file_prefix = cfg_.dpdk_file_prefix;

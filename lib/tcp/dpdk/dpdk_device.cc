@@ -17,6 +17,9 @@ namespace esock::tcp::dpdk {
 namespace {
 
 std::atomic<unsigned> pool_seq{0};
+// A jumbo-frame pool's ceiling: 8191 mbufs of a 16000-octet MTU's room fit; larger rooms
+// get fewer mbufs rather than outgrow EAL memory (RuntimeConfig::memory_mb, 256 MB).
+constexpr std::uint64_t pool_bytes_max = 128u << 20;
 
 std::string err_text(const std::string& what, int err) {
   return what + ": " + rte_strerror(err < 0 ? -err : err);
@@ -76,11 +79,14 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
   if (c.data_room == 0 && c.mtu > 1500)
     room = static_cast<std::uint16_t>(
         std::min<std::size_t>(UINT16_MAX, std::size_t{c.mtu} + 14 + RTE_PKTMBUF_HEADROOM));
+  // Jumbo rooms shrink the pool so that it stays within pool_bytes_max (2^n - 1 mbufs).
+  unsigned mbufs = c.pool_mbufs;
+  while (mbufs > 1023 && std::uint64_t{mbufs} * room > pool_bytes_max) mbufs /= 2;
   const std::string name = "esock_p" + std::to_string(port) + "_" + std::to_string(pool_seq++);
   // priv_size = our slot: that is what makes rx zero-allocation (mbuf_slot.h).
   // A per-lcore cache only pays off for big pools (rte_mempool wants n >= 1.5 x cache).
-  const unsigned cache = c.pool_mbufs >= 1024 ? 256 : 0;
-  pool_ = rte_pktmbuf_pool_create(name.c_str(), c.pool_mbufs, cache, mbuf_slot_size, room, socket);
+  const unsigned cache = mbufs >= 1024 ? 256 : 0;
+  pool_ = rte_pktmbuf_pool_create(name.c_str(), mbufs, cache, mbuf_slot_size, room, socket);
   if (!pool_) return fail("rte_pktmbuf_pool_create", rte_errno);
 
   rte_eth_conf conf{};
