@@ -149,6 +149,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
             // only delays the release, the write succeeds.
             if ((pulled = cur.rndv_finished())) break;
             if (!cur.rndv_pulled() && (cur.error() != 0 || cur.peer_gone())) break;
+            rt.prefetch(*s);  // a peer writing to us at the same time: take its data
             rt.wait(lk);
           }
           if (!pulled) {
@@ -162,6 +163,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
           continue;
         }
         if (rc != EAGAIN) return done ? ssize_t(done) : write_error(rc, flags);
+        rt.prefetch(*s);
         if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
         continue;
       }
@@ -180,7 +182,10 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
       }
       if (r != -EAGAIN) return done ? ssize_t(done) : write_error(static_cast<int>(-r), flags);
       if (nonblock) return done ? ssize_t(done) : fail(EAGAIN);
-      // Waiting for room: a signal interrupts as it would the kernel's send (signal(7)).
+      // Waiting for room: the peer may be waiting for us to take its advertised data (an
+      // echo server's client writes on before it reads). A signal interrupts as it would
+      // the kernel's send (signal(7)).
+      rt.prefetch(*s);
       if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
     } while (off < ilen);
   }

@@ -18,8 +18,8 @@ namespace esock::estp {
 
 struct Params {
   std::uint32_t recv_buffers = 16;         // R (section 2)
-  std::uint32_t recv_buffer_size = 65536;  // B
-  std::size_t rndv_threshold = 65536;      // T; 0 disables rendezvous
+  std::uint32_t recv_buffer_size = 65552;  // B: 64 KiB of payload and the header
+  std::size_t rndv_threshold = 262144;     // T; 0 disables rendezvous
   bool msgmode = false;
 };
 

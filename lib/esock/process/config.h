@@ -13,8 +13,10 @@ namespace esock::sockets {
 struct Config {
   std::string provider = "ksock";
   std::uint32_t recv_buffers = 16;
-  std::uint32_t recv_buffer_size = 65536;
-  std::size_t rndv_threshold = 65536;
+  std::uint32_t recv_buffer_size = 65536 + 16;  // a 64 KiB write is one DATA message
+  // Writes of at least this go by rendezvous. 256 KiB by measurement (bench/esock/README.md):
+  // below it one rendezvous round trip per write costs more than the copy it saves.
+  std::size_t rndv_threshold = 262144;
   std::uint8_t mpa_revision = 2;
   mpa::Policy mpa_markers = mpa::Policy::allow;
   mpa::Policy mpa_crc = mpa::Policy::require;

@@ -273,14 +273,19 @@ void DdpRuntime::service(Socket& s) {
   const TransportState ts = c.pc->transport_state();
   if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
   if (ts == TransportState::ended) c.stream->peer_closed();  // writes: EPIPE (issue 14)
+  prefetch(s);
+  update_signals(s);
+  close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
+}
+
+void DdpRuntime::prefetch(Socket& s) {
+  Conn& c = *s.conn;
   // An SRCAVAIL at the head with no reader blocked: pull into the engine's buffer now so the
   // writer is released as TCP's buffering would release it (else a program that writes
   // on both ends before reading would deadlock). A reader already waiting pulls zero-copy.
-  if (c.stream->prefetch_needed() && (s.nonblocking || s.readers == 0) &&
+  if (c.stream && c.stream->prefetch_needed() && (s.nonblocking || s.readers == 0) &&
       c.stream->pull_bounce() == 0)
     c.pc->flush();
-  update_signals(s);
-  close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
 }
 
 void DdpRuntime::close_step(Conn& c, TransportState transport, bool drained) {

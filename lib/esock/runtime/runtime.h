@@ -152,6 +152,10 @@ class DdpRuntime {
   // One progress round of a connected socket, as the progress thread runs it after
   // polling: engine progress, readiness signals, the close ladder.
   void service(Socket& s);
+  // Pulls a peer's advertised source into a bounce buffer when no reader waits for it
+  // (docs/stream-protocol.md 6.1): service() does it on every round, and a writer about to
+  // wait does it first, since that writer may be the reader its peer waits for.
+  void prefetch(Socket& s);
   // An own-stack listener's round: MPA set-up of new connections off the accept path
   // (StackListen), and its number readable while a negotiated connection waits.
   void service_listener(Socket& s);

@@ -3,6 +3,7 @@
 // connection, copies and rendezvous, stream and MSGMODE; every octet verified.
 #include <gtest/gtest.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include <cstring>
 #include <thread>
@@ -88,6 +89,54 @@ TEST(DdpData, EchoOfManySizesEveryCall) {
   ASSERT_EQ(::close(fd), 0);
   server.join();
   ::close(lfd);
+}
+
+// An echo server that reads small pieces and writes each back (copied: below the
+// rendezvous threshold) while its client is still inside one big write (rendezvous): the
+// echoes fill the client's receive buffers and take the server's credits, so the server
+// blocks in write with the rest of the client's advertisement unread. The server must take
+// that data into its own buffer before it waits (docs/stream-protocol.md 6.1), as TCP's
+// buffering would, or both wait forever (examples.sockets.ddp_echo hung so once copies went
+// up to 256 KiB). The server is another process, as in the example: in one process the
+// client's own calls run the server connection's rounds too, which hides the hang.
+TEST(DdpData, AnEchoServerInWriteTakesTheDataOfAClientStillWriting) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::uint16_t port = 0;
+    const int lfd = ddp_listener(&port);
+    if (lfd < 0 || ::write(ready[1], &port, sizeof port) != sizeof port) ::_exit(2);
+    const int c = ::accept(lfd, nullptr, nullptr);
+    if (c < 0) ::_exit(3);
+    std::vector<std::uint8_t> buf(64 * 1024);
+    for (;;) {
+      const ssize_t r = ::read(c, buf.data(), buf.size());
+      if (r == 0) ::_exit(::close(c) == 0 ? 0 : 4);
+      if (r < 0 || !write_all(c, buf.data(), static_cast<std::size_t>(r))) ::_exit(5);
+    }
+  }
+  std::uint16_t port = 0;
+  ASSERT_EQ(::read(ready[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+  const int fd = ddp_connect(port);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  // Growing messages, each written whole and then read back, as examples/sockets'
+  // ddp_echo_client does; the largest are four times what the client's buffers hold.
+  std::uint32_t seed = 1;
+  for (std::size_t n = 1; n <= (4u << 20); n = n * 4 + 3) {
+    const auto out = pattern(n, seed++);
+    ASSERT_EQ(::write(fd, out.data(), n), static_cast<ssize_t>(n));
+    std::vector<std::uint8_t> in(n);
+    ASSERT_TRUE(read_all(fd, in.data(), n)) << "size " << n;
+    ASSERT_TRUE(in == out) << "size " << n;
+  }
+  ASSERT_EQ(::close(fd), 0);
+  int st = 0;
+  ASSERT_EQ(::waitpid(child, &st, 0), child);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST(DdpData, MsgmodeKeepsBoundaries) {
