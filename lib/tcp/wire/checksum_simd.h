@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace esock::tcp::detail {
 
@@ -15,5 +16,15 @@ namespace esock::tcp::detail {
 // sum byte-order independent, and section 2(C) lets it be taken in any grouping, so lanes
 // may accumulate separately and be added at the end.
 std::size_t sum_words_simd(const std::uint8_t* p, std::size_t n, std::uint64_t* acc);
+
+// The kernels sum_words_simd chooses from (AVX-512BW first, then AVX2), each with the same
+// contract, callable directly where the CPU has them (tests compare each with the scalar
+// sum): `have` says whether it may run here.
+struct SumKernel {
+  const char* name;
+  bool have;
+  std::size_t (*sum)(const std::uint8_t* p, std::size_t n, std::uint64_t* acc);
+};
+std::span<const SumKernel> sum_kernels();
 
 }  // namespace esock::tcp::detail
