@@ -123,6 +123,10 @@ int esock_is_ddp(int fd);
 /* Diagnostics: application threads currently blocked inside a DDPMODE call. */
 int esock_blocked_calls(void);
 
+/* Diagnostics: rounds of the own stack (dpdk provider) that application threads ran
+ * themselves, in blocking DDPMODE calls and in poll/select/epoll_wait, since the start. */
+unsigned long long esock_inline_rounds(void);
+
 #ifdef __cplusplus
 }
 #endif

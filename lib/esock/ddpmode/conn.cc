@@ -184,7 +184,7 @@ int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::st
 // returns, docs/sockets.md).
 int finish_tcp_connect(int fd) {
   pollfd p{fd, POLLOUT, 0};
-  if (::poll(&p, 1, config().timeout_ms) <= 0) return ETIMEDOUT;
+  if (ESOCK_LIBC(poll)(&p, 1, config().timeout_ms) <= 0) return ETIMEDOUT;
   int soerr = 0;
   socklen_t l = sizeof soerr;
   ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);

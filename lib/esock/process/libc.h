@@ -5,6 +5,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -14,41 +15,44 @@
 namespace esock::sockets {
 
 // X(name, return type, parameter list)
-#define ESOCK_LIBC_FUNCTIONS(X)                                                   \
-  X(socket, int, (int, int, int))                                                 \
-  X(connect, int, (int, const sockaddr*, socklen_t))                              \
-  X(bind, int, (int, const sockaddr*, socklen_t))                                 \
-  X(listen, int, (int, int))                                                      \
-  X(accept, int, (int, sockaddr*, socklen_t*))                                    \
-  X(accept4, int, (int, sockaddr*, socklen_t*, int))                              \
-  X(close, int, (int))                                                            \
-  X(dup, int, (int))                                                              \
-  X(dup2, int, (int, int))                                                        \
-  X(dup3, int, (int, int, int))                                                   \
-  X(fcntl, int, (int, int, ...))                                                  \
-  X(read, ssize_t, (int, void*, size_t))                                          \
-  X(write, ssize_t, (int, const void*, size_t))                                   \
-  X(readv, ssize_t, (int, const iovec*, int))                                     \
-  X(writev, ssize_t, (int, const iovec*, int))                                    \
-  X(send, ssize_t, (int, const void*, size_t, int))                               \
-  X(recv, ssize_t, (int, void*, size_t, int))                                     \
-  X(sendto, ssize_t, (int, const void*, size_t, int, const sockaddr*, socklen_t)) \
-  X(recvfrom, ssize_t, (int, void*, size_t, int, sockaddr*, socklen_t*))          \
-  X(sendmsg, ssize_t, (int, const msghdr*, int))                                  \
-  X(recvmsg, ssize_t, (int, msghdr*, int))                                        \
-  X(sendfile, ssize_t, (int, int, off_t*, size_t))                                \
-  X(shutdown, int, (int, int))                                                    \
-  X(getsockopt, int, (int, int, int, void*, socklen_t*))                          \
-  X(setsockopt, int, (int, int, int, const void*, socklen_t))                     \
-  X(getsockname, int, (int, sockaddr*, socklen_t*))                               \
-  X(getpeername, int, (int, sockaddr*, socklen_t*))                               \
-  X(sendfile64, ssize_t, (int, int, off64_t*, size_t))                            \
-  X(fcntl64, int, (int, int, ...))                                                \
-  X(ioctl, int, (int, unsigned long, ...))                                        \
-  X(fork, pid_t, (void))                                                          \
-  X(__read_chk, ssize_t, (int, void*, size_t, size_t))                            \
-  X(__recv_chk, ssize_t, (int, void*, size_t, size_t, int))                       \
-  X(__recvfrom_chk, ssize_t, (int, void*, size_t, size_t, int, sockaddr*, socklen_t*))
+#define ESOCK_LIBC_FUNCTIONS(X)                                                        \
+  X(socket, int, (int, int, int))                                                      \
+  X(connect, int, (int, const sockaddr*, socklen_t))                                   \
+  X(bind, int, (int, const sockaddr*, socklen_t))                                      \
+  X(listen, int, (int, int))                                                           \
+  X(accept, int, (int, sockaddr*, socklen_t*))                                         \
+  X(accept4, int, (int, sockaddr*, socklen_t*, int))                                   \
+  X(close, int, (int))                                                                 \
+  X(dup, int, (int))                                                                   \
+  X(dup2, int, (int, int))                                                             \
+  X(dup3, int, (int, int, int))                                                        \
+  X(fcntl, int, (int, int, ...))                                                       \
+  X(read, ssize_t, (int, void*, size_t))                                               \
+  X(write, ssize_t, (int, const void*, size_t))                                        \
+  X(readv, ssize_t, (int, const iovec*, int))                                          \
+  X(writev, ssize_t, (int, const iovec*, int))                                         \
+  X(send, ssize_t, (int, const void*, size_t, int))                                    \
+  X(recv, ssize_t, (int, void*, size_t, int))                                          \
+  X(sendto, ssize_t, (int, const void*, size_t, int, const sockaddr*, socklen_t))      \
+  X(recvfrom, ssize_t, (int, void*, size_t, int, sockaddr*, socklen_t*))               \
+  X(sendmsg, ssize_t, (int, const msghdr*, int))                                       \
+  X(recvmsg, ssize_t, (int, msghdr*, int))                                             \
+  X(sendfile, ssize_t, (int, int, off_t*, size_t))                                     \
+  X(shutdown, int, (int, int))                                                         \
+  X(getsockopt, int, (int, int, int, void*, socklen_t*))                               \
+  X(setsockopt, int, (int, int, int, const void*, socklen_t))                          \
+  X(getsockname, int, (int, sockaddr*, socklen_t*))                                    \
+  X(getpeername, int, (int, sockaddr*, socklen_t*))                                    \
+  X(sendfile64, ssize_t, (int, int, off64_t*, size_t))                                 \
+  X(fcntl64, int, (int, int, ...))                                                     \
+  X(ioctl, int, (int, unsigned long, ...))                                             \
+  X(fork, pid_t, (void))                                                               \
+  X(__read_chk, ssize_t, (int, void*, size_t, size_t))                                 \
+  X(__recv_chk, ssize_t, (int, void*, size_t, size_t, int))                            \
+  X(__recvfrom_chk, ssize_t, (int, void*, size_t, size_t, int, sockaddr*, socklen_t*)) \
+  X(poll, int, (pollfd*, nfds_t, int))                                                 \
+  X(select, int, (int, fd_set*, fd_set*, fd_set*, timeval*))                           \
+  X(epoll_wait, int, (int, epoll_event*, int, int))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;

@@ -50,7 +50,7 @@ class KsockConn final : public ProviderConn {
         return false;
       }
       pollfd p{fd_, static_cast<short>(POLLIN | (output_pending() ? POLLOUT : 0)), 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) > 0) on_ready(p.revents);
+      if (ESOCK_LIBC(poll)(&p, 1, static_cast<int>(left.count())) > 0) on_ready(p.revents);
     }
     flush();  // a Reject still goes out (RFC 5044 section 7.1)
     if (not_mpa_) {
@@ -229,7 +229,7 @@ class KsockListener final : public ProviderListener {
   ~KsockListener() override { ESOCK_LIBC(close)(fd_); }
   bool pending() const override {
     pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+    return ESOCK_LIBC(poll)(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
   }
   int poll_fd() const override { return fd_; }
   std::unique_ptr<ProviderConn> accept(const mpa::Config& cfg) override {

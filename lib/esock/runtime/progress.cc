@@ -114,7 +114,7 @@ int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_
   } else {
     // poll(2) is never restarted: a signal here is EINTR whatever SA_RESTART says.
     pollfd p[2] = {{efd, POLLIN, 0}, {also_fd, POLLIN, 0}};
-    r = ::poll(p, 2, -1);
+    r = ESOCK_LIBC(poll)(p, 2, -1);
     if (r > 0 && (p[0].revents & POLLIN)) r = ESOCK_LIBC(read)(efd, &n, sizeof n);
   }
   const int err = r < 0 ? errno : 0;

@@ -161,6 +161,7 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
   if (stack_ == nullptr && process_) std::atexit(at_exit);
   stack_ = &p;
   idle_since_known_ = false;
+  enable_readiness_spin();
   start_thread();
   wake();
   return 0;
@@ -458,14 +459,14 @@ void DdpRuntime::loop() {
         const int t = static_cast<int>(std::clamp<std::int64_t>(ms, 1, 1000));
         timeout = timeout < 0 ? t : std::min(timeout, t);
       }
-      ::poll(pfds.data(), pfds.size(), timeout);
+      ESOCK_LIBC(poll)(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
       // A sleep that the eventfd (an application thread's wake) or any kernel-transport
       // descriptor ends early.
       const timespec ts{0, sleep_ns};
       ::ppoll(pfds.data(), pfds.size(), &ts, nullptr);
     } else {
-      if (pfds.size() > 1) ::poll(pfds.data(), pfds.size(), 0);
+      if (pfds.size() > 1) ESOCK_LIBC(poll)(pfds.data(), pfds.size(), 0);
       // Between empty rounds, the application threads this thread woke need a core, and on
       // a machine with as many busy pollers as cores this one is on it: let them run first.
       if (!did) ::sched_yield();

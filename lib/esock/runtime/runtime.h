@@ -124,6 +124,14 @@ class DdpRuntime {
   // One round of the own stack and of every socket (what the progress thread runs): true
   // if anything happened. Application threads run it in wait().
   bool round();
+  // poll/select/epoll_wait on an own stack (runtime/ready_wait.cc): `kernel(t)` is the
+  // libc call with timeout t (ms, -1 forever). While the spin budget lasts it is called with
+  // 0 between rounds of the stack run here; then once with what is left of timeout_ms. A
+  // signal the caller did not block ends the spin with EINTR after its handler ran.
+  int wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms);
+  // From use_stack(): the process's runtime with an own stack in auto/inline mode makes
+  // readiness_spins() true.
+  void enable_readiness_spin();
   // Starts an own-stack provider (once) and has the progress thread poll it: 0 or an
   // errno with *why (EOPNOTSUPP in a fork child: the stack is the parent's).
   int use_stack(Provider& p, std::string* why);
@@ -229,5 +237,9 @@ class DdpRuntime {
   std::vector<GivenUp> given_up_;
   std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
 };
+
+// Whether the readiness shims (shim/wait.cc) should call DdpRuntime::wait_ready: an own
+// stack runs in this process in auto or inline mode. One relaxed load.
+bool readiness_spins();
 
 }  // namespace esock::sockets

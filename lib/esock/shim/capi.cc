@@ -21,6 +21,12 @@ int esock_blocked_calls(void) {
   return rt.waiters();
 }
 
+unsigned long long esock_inline_rounds(void) {
+  esock::sockets::DdpRuntime& rt = esock::sockets::DdpRuntime::get();
+  std::lock_guard lk(rt.mu);
+  return rt.inline_rounds();
+}
+
 uint32_t esock_reg_mr(int fd, void* addr, size_t len, int access) {
   return esock::sockets::ext_reg_mr(fd, addr, len, access);
 }

@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -73,6 +76,80 @@ TEST(DpdkFd, AReaderBlockedOnAnIdleConnectionSleeps) {
   EXPECT_LT(spent, 0.2) << "the blocked reader used " << spent << " s of CPU in 1 s";
   ASSERT_EQ(::close(fd), 0);  // wakes the reader (EBADF)
   reader.join();
+}
+
+// Run to completion for readiness waits (issue 13): poll, select and epoll_wait on a
+// DDPMODE number run the stack's rounds in the waiting thread (DdpRuntime::wait_ready), and
+// the answer is the kernel's, as before: the echo makes the number readable, a kernel pipe
+// in the same set stays unready.
+TEST(DpdkFd, ReadinessWaitsRunTheStackInTheWaitingThread) {
+  const int fd = PeerEnv::open("echo");
+  ASSERT_GE(fd, 0);
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  char b[4];
+  for (int round = 0; round < 2; ++round) {
+    const unsigned long long before = esock_inline_rounds();
+    ASSERT_EQ(::write(fd, "ping", 4), 4);
+    if (round == 0) {
+      pollfd p[2] = {{pipefd[0], POLLIN, 0}, {fd, POLLIN, 0}};
+      ASSERT_EQ(::poll(p, 2, 10000), 1);
+      EXPECT_EQ(p[0].revents, 0);
+      EXPECT_TRUE(p[1].revents & POLLIN);
+    } else {
+      fd_set rd;
+      FD_ZERO(&rd);
+      FD_SET(pipefd[0], &rd);
+      FD_SET(fd, &rd);
+      timeval t{10, 0};
+      ASSERT_EQ(::select(std::max(fd, pipefd[0]) + 1, &rd, nullptr, nullptr, &t), 1);
+      EXPECT_FALSE(FD_ISSET(pipefd[0], &rd));
+      EXPECT_TRUE(FD_ISSET(fd, &rd));
+    }
+    EXPECT_GT(esock_inline_rounds(), before) << (round ? "select" : "poll");
+    ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 4));
+    EXPECT_EQ(std::memcmp(b, "ping", 4), 0);
+  }
+  ::close(pipefd[0]);
+  ::close(pipefd[1]);
+  ::close(fd);
+}
+
+// A signal that arrives while a readiness wait spins ends it with EINTR once its handler
+// ran, as the kernel's sleep would (signal(7): poll is never restarted): a program whose
+// handler only sets a flag it checks after poll returns must not sleep on.
+volatile sig_atomic_t g_usr1 = 0;
+TEST(DpdkFd, ASignalDuringASpinningPollEndsItWithEintr) {
+  const int fd = PeerEnv::open("hold");  // never readable
+  ASSERT_GE(fd, 0);
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = [](int) { g_usr1 = 1; };
+  sa.sa_flags = SA_RESTART;  // poll returns EINTR all the same
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
+  g_usr1 = 0;
+  int r = 0, err = 0;
+  const unsigned long long r0 = esock_inline_rounds();
+  std::thread waiter([&] {
+    pollfd p{fd, POLLIN, 0};
+    r = ::poll(&p, 1, 20000);
+    err = errno;
+  });
+  // Once the waiter ran a round it is in the spin, or (past the budget: 200 us by default)
+  // asleep in the kernel: either way the answer must be EINTR, and soon.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (esock_inline_rounds() == r0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::pthread_kill(waiter.native_handle(), SIGUSR1), 0);
+  waiter.join();
+  EXPECT_EQ(r, -1);
+  EXPECT_EQ(err, EINTR);
+  EXPECT_EQ(g_usr1, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(2));
+  ::sigaction(SIGUSR1, &old, nullptr);
+  ::close(fd);
 }
 
 TEST(DpdkFd, PeerCloseGivesPollinThenEof) {

@@ -1,0 +1,108 @@
+// Run to completion for readiness waits (docs/sockets.md, "Progress and locking"): a thread
+// in poll/select/epoll_wait on an own-stack process runs the stack's rounds itself between
+// non-blocking looks at the kernel's readiness, for the spin budget, before it sleeps in the
+// kernel as before. A frame that makes a DDPMODE number readable then reaches the waiting
+// thread in that thread, not through the progress thread and a wake-up.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+namespace {
+
+// Set once an own stack runs in auto/inline mode: the shims' only cost before that is one
+// relaxed load.
+std::atomic<bool> g_spins{false};
+
+// Synchronous signals stay deliverable while spinning: blocking them would turn a fault in
+// the program's own handlers' code paths into a kill (and the spin itself does not fault).
+sigset_t spin_mask() {
+  sigset_t s;
+  sigfillset(&s);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&s, sig);
+  return s;
+}
+
+// A signal the caller did not block is pending: the kernel's wait would have returned
+// EINTR for it (poll, select and epoll_wait are never restarted, signal(7)).
+bool signal_waiting(const sigset_t& callers) {
+  sigset_t pending;
+  if (::sigpending(&pending) != 0) return false;
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sigismember(&pending, sig) == 1 && sigismember(&callers, sig) != 1) return true;
+  return false;
+}
+
+}  // namespace
+
+bool readiness_spins() {
+  return g_spins.load(std::memory_order_relaxed);
+}
+
+void DdpRuntime::enable_readiness_spin() {
+  if (process_ && stack_ != nullptr && mode_ != ProgressMode::thread)
+    g_spins.store(true, std::memory_order_relaxed);
+}
+
+int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms) {
+  if (timeout_ms == 0) return kernel(0);
+  const auto start = CallClock::now();
+  // Signals are held while spinning and looked for between rounds, so one that arrives
+  // still ends the wait with EINTR after its handler ran, as the kernel's sleep would.
+  const sigset_t hold = spin_mask();
+  sigset_t callers;
+  if (::pthread_sigmask(SIG_BLOCK, &hold, &callers) != 0) return kernel(timeout_ms);
+  const auto unhold = [&] { ::pthread_sigmask(SIG_SETMASK, &callers, nullptr); };
+  auto idle_since = start;
+  bool spun = false;
+  for (;;) {
+    const int r = kernel(0);
+    if (r != 0) {
+      unhold();
+      return r;
+    }
+    if (signal_waiting(callers)) {
+      unhold();  // the handler runs here
+      errno = EINTR;
+      return -1;
+    }
+    bool did = false;
+    {
+      std::unique_lock lk(mu);
+      // One poller at a time (a thread in a blocking esock call may be it): then this one
+      // only looks, and sleeps in the kernel once the budget is spent.
+      if (stack_ == nullptr || stack_of_parent_ || poller_) break;
+      poller_ = true;
+      did = round();
+      poller_ = false;
+      ++inline_rounds_;
+      spun = true;
+    }
+    const auto now = CallClock::now();
+    if (did) idle_since = now;
+    const bool expired = timeout_ms > 0 && now - start >= std::chrono::milliseconds(timeout_ms);
+    if (expired) {
+      unhold();
+      return kernel(0);
+    }
+    if (now - idle_since >= spin_) break;
+  }
+  unhold();
+  if (spun) {
+    // The progress thread takes over at once (it rests while application threads poll).
+    std::lock_guard lk(mu);
+    rounds_seen_ = inline_rounds_;
+    app_seen_ = CallClock::time_point{};
+    wake();
+  }
+  if (timeout_ms < 0) return kernel(-1);
+  const auto left = std::chrono::milliseconds(timeout_ms) -
+                    std::chrono::duration_cast<std::chrono::milliseconds>(CallClock::now() - start);
+  return kernel(static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+}
+
+}  // namespace esock::sockets

@@ -1,0 +1,95 @@
+// Interposed readiness waits. A DDPMODE number is a kernel descriptor whose readiness the
+// runtime keeps current, so these calls always work unchanged (sets that mix esock and
+// kernel descriptors included). On an own-stack provider the waiting thread also runs the
+// stack itself for the spin budget (DdpRuntime::wait_ready), as a blocking read does,
+// instead of sleeping until the progress thread's round wakes it. Elsewhere (ksock, or
+// before any own stack started) they cost one flag load; poll and select also pass
+// straight through when none of their descriptors is DDPMODE (epoll_wait cannot tell). ppoll,
+// pselect and epoll_pwait, whose signal mask the wait must apply atomically, are not interposed.
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+
+#include <cstring>
+
+#include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/runtime/runtime.h"
+
+using esock::sockets::DdpRuntime;
+using esock::sockets::fd_is_ddp;
+using esock::sockets::readiness_spins;
+
+namespace {
+
+// Only waits that involve a DDPMODE number spin: esock's own waits on its private
+// descriptors, and a program's on kernel descriptors only, go straight to the kernel.
+bool any_ddp(const pollfd* fds, nfds_t n) {
+  for (nfds_t i = 0; i < n; ++i)
+    if (fd_is_ddp(fds[i].fd)) return true;
+  return false;
+}
+
+bool any_ddp(int nfds, fd_set* const sets[3]) {
+  for (int fd = 0; fd < nfds; ++fd)
+    for (int i = 0; i < 3; ++i)
+      if (sets[i] && FD_ISSET(fd, sets[i]) && fd_is_ddp(fd)) return true;
+  return false;
+}
+
+// select's timeout as poll's milliseconds (rounded up, as the kernel rounds a sleep up).
+int select_ms(const timeval* t) {
+  if (t == nullptr) return -1;
+  if (t->tv_sec < 0 || t->tv_usec < 0) return 0;  // the kernel says EINVAL; the call will
+  const long long ms = static_cast<long long>(t->tv_sec) * 1000 + (t->tv_usec + 999) / 1000;
+  return ms > 0x7fffffff ? 0x7fffffff : static_cast<int>(ms);
+}
+
+}  // namespace
+
+extern "C" {
+
+int poll(pollfd* fds, nfds_t n, int timeout) {
+  if (!readiness_spins() || !any_ddp(fds, n)) [[likely]]
+    return ESOCK_LIBC(poll)(fds, n, timeout);
+  return DdpRuntime::get().wait_ready([&](int t) { return ESOCK_LIBC(poll)(fds, n, t); }, timeout);
+}
+
+int epoll_wait(int epfd, epoll_event* events, int max, int timeout) {
+  if (!readiness_spins()) [[likely]]
+    return ESOCK_LIBC(epoll_wait)(epfd, events, max, timeout);
+  return DdpRuntime::get().wait_ready(
+      [&](int t) { return ESOCK_LIBC(epoll_wait)(epfd, events, max, t); }, timeout);
+}
+
+// select rewrites its sets (and Linux its timeout): every look starts from the caller's sets,
+// and only the answer that ends the wait is written back.
+int select(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, timeval* timeout) {
+  fd_set* const user[3] = {rd, wr, ex};
+  if (!readiness_spins() || nfds < 0 || nfds > FD_SETSIZE || !any_ddp(nfds, user)) [[likely]]
+    return ESOCK_LIBC(select)(nfds, rd, wr, ex, timeout);
+  fd_set in[3];
+  for (int i = 0; i < 3; ++i)
+    if (user[i]) in[i] = *user[i];
+  return DdpRuntime::get().wait_ready(
+      [&](int t) {
+        fd_set work[3];
+        fd_set* arg[3] = {nullptr, nullptr, nullptr};
+        for (int i = 0; i < 3; ++i)
+          if (user[i]) {
+            work[i] = in[i];
+            arg[i] = &work[i];
+          }
+        timeval tv{t / 1000, (t % 1000) * 1000};
+        const int r = ESOCK_LIBC(select)(nfds, arg[0], arg[1], arg[2], t < 0 ? nullptr : &tv);
+        if (r != 0 || t != 0) {  // the answer (or the final wait's): the caller's to see
+          for (int i = 0; i < 3; ++i)
+            if (user[i]) *user[i] = work[i];
+          if (timeout && t >= 0) *timeout = tv;
+        }
+        return r;
+      },
+      select_ms(timeout));
+}
+
+}  // extern "C"
