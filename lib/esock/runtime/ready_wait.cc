@@ -27,14 +27,14 @@ sigset_t spin_mask() {
   return s;
 }
 
-// A signal the caller did not block is pending: the kernel's wait would have returned
-// EINTR for it (poll, select and epoll_wait are never restarted, signal(7)).
-bool signal_waiting(const sigset_t& callers) {
+// A signal among `watched` (those held for the spin that the caller had not blocked) is
+// pending: the kernel's wait would have returned EINTR for it (poll, select and epoll_wait
+// are never restarted, signal(7)). One system call and a set intersection per look.
+bool signal_waiting(const sigset_t& watched) {
   sigset_t pending;
   if (::sigpending(&pending) != 0) return false;
-  for (int sig = 1; sig < NSIG; ++sig)
-    if (sigismember(&pending, sig) == 1 && sigismember(&callers, sig) != 1) return true;
-  return false;
+  sigandset(&pending, &pending, &watched);
+  return sigisemptyset(&pending) == 0;
 }
 
 }  // namespace
@@ -57,6 +57,9 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
   sigset_t callers;
   if (::pthread_sigmask(SIG_BLOCK, &hold, &callers) != 0) return kernel(timeout_ms);
   const auto unhold = [&] { ::pthread_sigmask(SIG_SETMASK, &callers, nullptr); };
+  sigset_t watched = hold;  // held now, deliverable to the caller before
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sigismember(&callers, sig) == 1) sigdelset(&watched, sig);
   auto idle_since = start;
   bool spun = false;
   for (;;) {
@@ -65,7 +68,7 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
       unhold();
       return r;
     }
-    if (signal_waiting(callers)) {
+    if (signal_waiting(watched)) {
       unhold();  // the handler runs here
       errno = EINTR;
       return -1;
@@ -82,10 +85,15 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
       ++inline_rounds_;
       spun = true;
     }
+    // No clock read on a busy round of an unbounded wait (as poll_inline): the idle
+    // stretch starts at the next empty round.
+    if (did && timeout_ms < 0) {
+      idle_since = {};
+      continue;
+    }
     const auto now = CallClock::now();
-    if (did) idle_since = now;
-    const bool expired = timeout_ms > 0 && now - start >= std::chrono::milliseconds(timeout_ms);
-    if (expired) {
+    if (did || idle_since == CallClock::time_point{}) idle_since = now;
+    if (timeout_ms > 0 && now - start >= std::chrono::milliseconds(timeout_ms)) {
       unhold();
       return kernel(0);
     }

@@ -85,7 +85,9 @@ int select(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, timeval* timeout) {
         if (r != 0 || t != 0) {  // the answer (or the final wait's): the caller's to see
           for (int i = 0; i < 3; ++i)
             if (user[i]) *user[i] = work[i];
-          if (timeout && t >= 0) *timeout = tv;
+          // Linux leaves the time not slept there; a look during the spin slept none, so
+          // only the final wait's remainder is written back.
+          if (timeout && t > 0) *timeout = tv;
         }
         return r;
       },
