@@ -216,23 +216,33 @@ plain_peers)  # ddp-fallback only: esock against peers without esock, no byte mi
 	printf 'the application line\n' >"$TMP/msg"
 	MSUM=$(sha "$TMP/msg")
 	detail=""
-	# esock client -> plain server (talkative: a banner first; silent: waits for a line).
-	for kind in talkative silent; do
-		P=$(port)
-		mkdir -p "$TMP/$kind"
-		$PY "$HERE/plain_recorder.py" "$P" "$TMP/$kind" "$kind" 2>"$TMP/recorder.err" &
-		RP=$!
-		PIDS+=("$RP")
-		wait_listen "$P" || fail "recorder did not start"
-		out=$(timeout 20 $W socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg" 2>"$TMP/client.err")
-		touch "$TMP/$kind/stop"
-		wait "$RP" 2>/dev/null
-		grep -q "does not speak esock" "$TMP/client.err" || fail "$kind server: no fallback line"
-		echo "$out" | grep -q "ok $MSUM" || fail "$kind server: the application's line did not arrive alone: '$out'"
-		[ "$kind" = silent ] || echo "$out" | grep -q "^banner$" || fail "talkative server: banner lost"
-		last=$(find "$TMP/$kind" -name 'conn.*' | sort -V | tail -1)
-		[ "$(sha "$last")" = "$MSUM" ] || fail "$kind server: the plain connection got more than the line"
-		detail="$detail esock->${kind}:ok($(find "$TMP/$kind" -name 'conn.*' | wc -l) conns)"
+	# esock client -> plain server (talkative: a banner first; silent: waits for a line). Two
+	# clients: socat (a blocking connect) and python asyncio (a non-blocking one whose socket
+	# is in an epoll set while esock finds out, then falls back).
+	for client in socat asyncio; do
+		for kind in talkative silent; do
+			P=$(port)
+			rec="$TMP/$client.$kind"
+			mkdir -p "$rec"
+			$PY "$HERE/plain_recorder.py" "$P" "$rec" "$kind" 2>"$TMP/recorder.err" &
+			RP=$!
+			PIDS+=("$RP")
+			wait_listen "$P" || fail "recorder did not start"
+			if [ "$client" = socat ]; then
+				out=$(timeout 20 $W socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg" 2>"$TMP/client.err")
+			else
+				out=$(timeout 20 $W $PY "$HERE/asyncio_echo.py" line "$P" <"$TMP/msg" 2>"$TMP/client.err")
+			fi
+			touch "$rec/stop"
+			wait "$RP" 2>/dev/null
+			who="$client to a $kind server"
+			grep -q "does not speak esock" "$TMP/client.err" || fail "$who: no fallback line"
+			echo "$out" | grep -q "ok $MSUM" || fail "$who: the application's line did not arrive alone: '$out'"
+			[ "$kind" = silent ] || echo "$out" | grep -q "^banner$" || fail "$who: banner lost"
+			last=$(find "$rec" -name 'conn.*' | sort -V | tail -1)
+			[ "$(sha "$last")" = "$MSUM" ] || fail "$who: the plain connection got more than the line"
+			detail="$detail $client->${kind}:ok($(find "$rec" -name 'conn.*' | wc -l) conns)"
+		done
 	done
 	# plain client -> esock server (an echo): talkative sends at once, silent waits 1 s first.
 	for kind in talkative silent; do

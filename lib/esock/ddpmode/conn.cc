@@ -117,82 +117,6 @@ int take_number(int fd, int a) {
   return 0;
 }
 
-namespace {
-
-// Negotiates MPA over the private TCP descriptor (kernel-TCP providers), checks the peer's
-// Hello and starts the stream engine. 0 or errno (the descriptor is consumed either way);
-// *why says what went wrong.
-int establish(int tcp_fd, bool initiator, Socket& s, bool may_fall_back, std::string* why) {
-  Provider* p = configured_provider();
-  if (p == nullptr) {
-    ESOCK_LIBC(close)(tcp_fd);
-    return EOPNOTSUPP;
-  }
-  int err = 0;
-  const Config& cfg = config();
-  auto pc = p->establish(tcp_fd, mpa_config(initiator, s.msgmode(), s.rawmode()), cfg.timeout_ms,
-                         may_fall_back ? cfg.fallback_ms : cfg.timeout_ms, &err, why);
-  if (!pc) {
-    if (cfg.debug) std::fprintf(stderr, "esock: MPA: %s\n", why->c_str());
-    return err;
-  }
-  std::lock_guard lk(DdpRuntime::get().mu);
-  return attach(std::move(pc), initiator, s);
-}
-
-// A connect whose peer does not speak esock (silent, closed, or not MPA: docs/sockets.md,
-// "Peers without esock"): the application's number becomes a fresh kernel socket that
-// connects to the same address as plain TCP, and leaves DDPMODE. The probe connection
-// closes (FIN); the peer saw only the MPA Request on it, and the application nothing yet.
-// Returns connect(2)'s result on the new socket.
-int fall_back_connect(int fd, const sockaddr* addr, socklen_t len, const std::string& why) {
-  const int n = ESOCK_LIBC(socket)(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (n < 0) return -1;
-  // The options a client sets before connect and that matter after it.
-  for (auto [level, name] : {std::pair{SOL_SOCKET, SO_KEEPALIVE},
-                             {SOL_SOCKET, SO_REUSEADDR},
-                             {SOL_SOCKET, SO_PRIORITY},
-                             {IPPROTO_TCP, TCP_NODELAY}}) {
-    int v = 0;
-    socklen_t l = sizeof v;
-    if (ESOCK_LIBC(getsockopt)(fd, level, name, &v, &l) == 0)
-      ESOCK_LIBC(setsockopt)(n, level, name, &v, l);
-  }
-  (void)fd_take(fd);                  // a plain socket from here on
-  const int rc = take_number(fd, n);  // closes the probe (the last reference)
-  ESOCK_LIBC(close)(n);
-  if (rc < 0) return -1;
-  {
-    char host[INET6_ADDRSTRLEN] = "?";
-    unsigned port = 0;
-    if (addr->sa_family == AF_INET) {
-      const auto* a = reinterpret_cast<const sockaddr_in*>(addr);
-      ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-      port = ntohs(a->sin_port);
-    } else if (addr->sa_family == AF_INET6) {
-      const auto* a = reinterpret_cast<const sockaddr_in6*>(addr);
-      ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-      port = ntohs(a->sin6_port);
-    }
-    tell_plain_tcp(std::string(host) + " port " + std::to_string(port) + " does not speak esock (" +
-                   why + ")");
-  }
-  return ESOCK_LIBC(connect)(fd, addr, len);
-}
-
-// Waits for a non-blocking connect in progress (DDPMODE connect always completes before it
-// returns, docs/sockets.md).
-int finish_tcp_connect(int fd) {
-  pollfd p{fd, POLLOUT, 0};
-  if (ESOCK_LIBC(poll)(&p, 1, config().timeout_ms) <= 0) return ETIMEDOUT;
-  int soerr = 0;
-  socklen_t l = sizeof soerr;
-  ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
-  return soerr;
-}
-
-}  // namespace
-
 Provider* configured_provider() {
   static Provider* p = []() -> Provider* {
     const std::string& name = config().provider;
@@ -208,15 +132,23 @@ Provider* configured_provider() {
 int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   auto s = fd_get(fd);
   if (!s) return errno_fail(EBADF);
-  switch (s->state()) {
-    case Socket::State::armed:
-      break;
-    case Socket::State::connected:
-      return errno_fail(EISCONN);
-    case Socket::State::listening:
-      return errno_fail(EINVAL);
-    default:
-      return errno_fail(s->error ? s->error : EBADF);
+  {
+    std::lock_guard lk(DdpRuntime::get().mu);
+    switch (s->state()) {
+      case Socket::State::armed:
+        break;
+      case Socket::State::connecting:
+        return errno_fail(EALREADY);
+      case Socket::State::connected:
+        // The first connect() after a non-blocking one completed returns 0, as Linux's.
+        if (std::exchange(s->connect_unreported, false)) return 0;
+        return errno_fail(EISCONN);
+      case Socket::State::listening:
+        return errno_fail(EINVAL);
+      default:
+        s->error_reported = true;
+        return errno_fail(s->error ? s->error : EBADF);
+    }
   }
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(EOPNOTSUPP);
@@ -246,39 +178,13 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
     }
   }
   if (p->own_stack()) return stack_connect(*p, fd, s, addr, len);
-  if (ESOCK_LIBC(connect)(fd, addr, len) < 0) {
-    if (errno != EINPROGRESS) return -1;
-    if (const int err = finish_tcp_connect(fd); err != 0) return errno_fail(err);
-  }
-  const int priv = move_high(fd);
-  if (priv < 0) return -1;
-  // Only a socket no other number names can turn plain (as ddp_give_back_implicit).
-  const bool may_fall_back = falls_back(s->implicit) && s->fd_refs.load() == 1;
-  std::string why;
-  if (const int err = establish(priv, true, *s, may_fall_back, &why); err != 0) {
-    if (may_fall_back && (err == ETIMEDOUT || err == ECONNRESET || err == EPROTO))
-      return fall_back_connect(fd, addr, len, why);
-    s->set_state(Socket::State::failed);
-    s->error = err;
-    return errno_fail(err);
-  }
-  // Handover: the application's number becomes A, keeping its descriptor flags; the TCP
-  // socket lives on only as the provider's private descriptor.
-  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
-  const int a = make_signal(&s->conn->sig_a, &s->conn->sig_l);
-  if (a < 0 || take_number(fd, a) < 0) {
-    const int err = errno;
-    if (a >= 0) ESOCK_LIBC(close)(a);
-    std::lock_guard lk(DdpRuntime::get().mu);
-    s->conn.reset();
-    return errno_fail(err);
-  }
-  ESOCK_LIBC(close)(a);
-  std::lock_guard lk(DdpRuntime::get().mu);
-  s->nonblocking = (flflags & O_NONBLOCK) != 0;
-  s->set_state(Socket::State::connected);
-  DdpRuntime::get().add(s);
-  return 0;
+  // Kernel TCP: the kernel's connect first (a blocking socket waits here for TCP only);
+  // what fails at once leaves the socket as it was, to be connected again.
+  const int rc = ESOCK_LIBC(connect)(fd, addr, len);
+  const int tcp_err = rc == 0 ? 0 : errno;
+  if (rc < 0 && tcp_err != EINPROGRESS && tcp_err != EINTR) return -1;
+  std::unique_lock lk(DdpRuntime::get().mu);
+  return begin_connect(lk, *p, fd, s, nullptr, addr, len, tcp_err);
 }
 
 int ddp_listen(int fd, int backlog) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "esock/providers/provider.h"
+#include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
 namespace esock::sockets {
@@ -27,6 +28,19 @@ int make_signal(int* sig_a, int* sig_l);
 // connect's handover: the application's number `fd` becomes A, keeping its descriptor and
 // file status flags. 0 or -1 with errno.
 int take_number(int fd, int a);
+
+// connect, both provider kinds (conn_async.cc), under the runtime lock: the handover of the
+// application's number to the signal, then the set-up in the runtime's rounds. Kernel TCP:
+// pc null, the kernel socket connected or connecting (tcp_err: connect(2)'s errno, EINTR
+// leaves it going on); own stack: pc from Provider::connect. Returns connect's result:
+// EINPROGRESS for a non-blocking socket, else what await_connect says.
+int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
+                  const std::shared_ptr<Socket>& s, std::unique_ptr<ProviderConn> pc,
+                  const sockaddr* addr, socklen_t len, int tcp_err);
+// Waits (interruptibly) until the connect in progress ended: 0 when connected; the error,
+// reported once (SO_ERROR then says 0); a fallback's plain socket connects here.
+int await_connect(std::unique_lock<RuntimeMutex>& lk, int fd, const std::shared_ptr<Socket>& s,
+                  const sockaddr* addr, socklen_t len);
 
 // Own-stack providers (conn_stack.cc).
 int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& s, const sockaddr* addr,

@@ -1,8 +1,8 @@
 // DDPMODE connection set-up over an own-stack provider (dpdk, docs/sockets.md "Providers"):
-// the TCP connection lives in the provider's stack, which the progress thread polls, so
-// connect and accept wait on the runtime's condition variable instead of a descriptor. The
-// application's number is handed over exactly as with kernel TCP (the "fd model"); the
-// kernel socket it was stays behind as the holder of SO_*/TCP_* options.
+// the TCP connection lives in the provider's stack, which the progress thread polls; connect
+// starts it there and then settles like a kernel-TCP one (conn_async.cc). The application's
+// number is handed over exactly as with kernel TCP (the "fd model"); the kernel socket it
+// was stays behind as the holder of SO_*/TCP_* options.
 //
 // Listeners of every provider work this way (kernel_listen for ksock): the runtime takes
 // TCP connections and negotiates MPA in its rounds, and accept() hands out negotiated ones
@@ -34,21 +34,6 @@ namespace {
 
 void debug(const char* what, const std::string& why) {
   if (config().debug) std::fprintf(stderr, "esock: %s: %s\n", what, why.c_str());
-}
-
-// Runs the progress thread until TCP and MPA are done or the deadline (ESOCK_TIMEOUT_MS)
-// passes: 0, or an errno.
-int settle(std::unique_lock<RuntimeMutex>& lk, ProviderConn& pc,
-           DdpRuntime::CallClock::time_point end) {
-  int st;
-  while ((st = pc.setup_state()) == EINPROGRESS)
-    if (!DdpRuntime::get().wait_until(lk, end)) return ETIMEDOUT;
-  if (st != 0) debug("connection set-up", pc.setup_error());
-  return st;
-}
-
-DdpRuntime::CallClock::time_point deadline() {
-  return DdpRuntime::CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
 }
 
 // The kernel port number a listener uses: the one bound, else (as listen() on an unbound
@@ -88,30 +73,7 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
     return errno_fail(err);  // nothing happened yet: the socket may try again
   }
   pc->hold_input(true);  // until attach() posted the stream's receives
-  err = settle(lk, *pc, deadline());
-  if (err == 0) err = attach(std::move(pc), true, s);
-  if (err != 0) {
-    s.conn.reset();
-    s.set_state(Socket::State::failed);
-    s.error = err;
-    return errno_fail(err);
-  }
-  // Handover: the kernel socket moves to a private number (options), A takes fd.
-  Conn& c = *s.conn;
-  c.opt_fd = move_high(fd);
-  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
-  const int a = make_signal(&c.sig_a, &c.sig_l);
-  if (c.opt_fd < 0 || a < 0 || take_number(fd, a) < 0) {
-    err = errno;
-    if (a >= 0) ESOCK_LIBC(close)(a);
-    s.conn.reset();
-    return errno_fail(err);
-  }
-  ESOCK_LIBC(close)(a);
-  s.nonblocking = (flflags & O_NONBLOCK) != 0;
-  s.set_state(Socket::State::connected);
-  rt.add(sp);
-  return 0;
+  return begin_connect(lk, p, fd, sp, std::move(pc), addr, len, 0);
 }
 
 namespace {

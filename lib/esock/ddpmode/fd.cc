@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -86,6 +88,10 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->name(peer, addr, len);
     if (s->lis && !peer) return s->lis->pl->name(addr, len);
+    if (s->connecting) {
+      if (!peer) return s->connecting->local_name(addr, len);
+      tcp = -1;  // no peer name until connected
+    }
     if (s->orphaned || s->lis) tcp = -1;
   }
   if (tcp < 0) {
@@ -101,8 +107,28 @@ int ddp_option_fd(int fd) {
     if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
       return s->conn->pc->option_fd() >= 0 ? s->conn->pc->option_fd() : s->conn->opt_fd;
     if (s->lis) return s->lis->opt_fd;
+    if (s->connecting) return s->connecting->option_fd();
   }
   return fd;
+}
+
+void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
+  auto s = fd_get(fd);
+  if (!s) return;
+  std::lock_guard lk(s->mu);
+  auto& w = s->epoll_watches;
+  const auto it = std::find_if(w.begin(), w.end(),
+                               [&](const EpollWatch& x) { return x.epfd == epfd && x.fd == fd; });
+  if (op == EPOLL_CTL_DEL) {
+    if (it != w.end()) w.erase(it);
+  } else if (ev != nullptr) {
+    const EpollWatch x{epfd, fd, ev->events, ev->data.u64};
+    if (it != w.end()) {
+      *it = x;
+    } else if (op == EPOLL_CTL_ADD) {
+      w.push_back(x);
+    }
+  }
 }
 
 int ddp_give_back_implicit(int fd, int refuse) {

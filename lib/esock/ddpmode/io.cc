@@ -100,6 +100,17 @@ void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk)
                    [&] { return s.conn && s.conn->stream && !s.conn->stream->rndv_released(); });
 }
 
+// A connect still in progress (conn_async.cc): as TCP in SYN-SENT, a non-blocking call gets
+// EAGAIN and a blocking one waits for the outcome (a signal ends the wait with EINTR).
+int await_connected(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk, bool nonblock) {
+  while (s.state() == Socket::State::connecting) {
+    if (nonblock) return EAGAIN;
+    if (rt.wait_interruptible(lk) == EINTR) return EINTR;
+  }
+  // Fell back to plain TCP meanwhile: the number is a kernel socket now; the call again.
+  return s.state() == Socket::State::plain ? EAGAIN : 0;
+}
+
 ssize_t write_error(int err, int flags) {
   // As TCP: a write on a stream shut for writing raises SIGPIPE unless MSG_NOSIGNAL.
   if (err == EPIPE && !(flags & MSG_NOSIGNAL)) ::pthread_kill(::pthread_self(), SIGPIPE);
@@ -116,6 +127,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
+  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) return fail(err);
   if (const int err = unusable(*s); err != 0) return fail(err);
   const std::size_t total = total_len(msg);
   const bool msgmode = s->msgmode();
@@ -201,6 +213,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
+  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) return fail(err);
   if (const int err = unusable(*s); err != 0) return fail(err);
   const bool peek = flags & MSG_PEEK;
   const bool waitall = (flags & MSG_WAITALL) && !peek && !s->msgmode();

@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "esock/esock.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/providers/provider.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
 namespace esock::sockets {
@@ -110,6 +112,21 @@ void ddp_socket_created(int fd, int domain) {
 
 int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   auto s = fd_get(fd);
+  if (s && level == SOL_SOCKET && name == SO_ERROR && val != nullptr && len != nullptr &&
+      *len >= sizeof(int)) {
+    // A connect that ended (or goes on) in the runtime (conn_async.cc): its error once, as
+    // the kernel reports and clears sk_err; 0 while it is in progress.
+    std::lock_guard lk(DdpRuntime::get().mu);
+    int err = -1;
+    if (s->state() == Socket::State::connecting) err = 0;
+    if (s->state() == Socket::State::failed && s->error != 0)
+      err = std::exchange(s->error_reported, true) ? 0 : s->error;
+    if (err >= 0) {
+      std::memcpy(val, &err, sizeof err);
+      *len = sizeof err;
+      return 0;
+    }
+  }
   if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
     return fail(ENOPROTOOPT);

@@ -52,7 +52,8 @@ namespace esock::sockets {
   X(__recvfrom_chk, ssize_t, (int, void*, size_t, size_t, int, sockaddr*, socklen_t*)) \
   X(poll, int, (pollfd*, nfds_t, int))                                                 \
   X(select, int, (int, fd_set*, fd_set*, fd_set*, timeval*))                           \
-  X(epoll_wait, int, (int, epoll_event*, int, int))
+  X(epoll_wait, int, (int, epoll_event*, int, int))                                    \
+  X(epoll_ctl, int, (int, int, int, epoll_event*))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;

@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -30,41 +29,6 @@ class KsockConn final : public ProviderConn {
         verbs_(conn_.engine()) {}
   ~KsockConn() override {
     if (fd_ >= 0) ESOCK_LIBC(close)(fd_);
-  }
-
-  // The initiator's blocking negotiation. A peer that sends nothing within silent_ms, or
-  // whose first octets are not an MPA Reply, fails it at once (ETIMEDOUT, EPROTO with
-  // peer_not_mpa()): the caller may fall back to plain TCP.
-  bool negotiate(int timeout_ms, int silent_ms, int* err, std::string* why) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto deadline = start + std::chrono::milliseconds(timeout_ms);
-    const auto silent_end = start + std::chrono::milliseconds(silent_ms);
-    while (negotiating() && !not_mpa_) {
-      flush();
-      const auto now = std::chrono::steady_clock::now();
-      const auto end = received_ ? deadline : std::min(deadline, silent_end);
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - now);
-      if (left.count() <= 0) {
-        *err = ETIMEDOUT;
-        *why = received_ ? "MPA negotiation timed out" : "the peer sent nothing (no MPA Reply)";
-        return false;
-      }
-      pollfd p{fd_, static_cast<short>(POLLIN | (output_pending() ? POLLOUT : 0)), 0};
-      if (ESOCK_LIBC(poll)(&p, 1, static_cast<int>(left.count())) > 0) on_ready(p.revents);
-    }
-    flush();  // a Reject still goes out (RFC 5044 section 7.1)
-    if (not_mpa_) {
-      *err = EPROTO;
-      *why = "the peer's first octets are not an MPA Reply";
-      return false;
-    }
-    if (conn_.state() == rnic::Engine::State::established) return true;
-    *err = io_.stream() != Stream::open || conn_.state() == rnic::Engine::State::negotiating
-               ? ECONNRESET
-               : ECONNREFUSED;
-    *why =
-        conn_.error().empty() ? "peer closed the connection during MPA negotiation" : conn_.error();
-    return false;
   }
 
   rnic::Verbs& verbs() override { return verbs_; }
@@ -101,7 +65,7 @@ class KsockConn final : public ProviderConn {
     flush();
   }
 
-  // Set-up off the accept path (adopt_listener): EINPROGRESS until MPA is done.
+  // Set-up in the runtime's rounds (initiate, adopt_listener): EINPROGRESS until MPA is done.
   int setup_state() const override {
     if (conn_.state() == rnic::Engine::State::established && io_.stream() == Stream::open) return 0;
     if (not_mpa_) return EPROTO;  // a peer without esock: nothing of what it sent was read
@@ -263,12 +227,12 @@ class KsockProvider final : public Provider {
     if (!c->replay(request)) return nullptr;
     return c;
   }
-  std::unique_ptr<ProviderConn> establish(int fd, const mpa::Config& cfg, int timeout_ms,
-                                          int silent_ms, int* err, std::string* why) override {
+  std::unique_ptr<ProviderConn> initiate(int fd, const mpa::Config& cfg) override {
     const int one = 1;
     ESOCK_LIBC(setsockopt)(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<KsockConn>(fd, cfg);
-    if (!c->negotiate(timeout_ms, silent_ms, err, why)) return nullptr;
+    c->hold_input(true);  // until attach() posted the stream's receives
+    c->flush();           // the MPA Request (RFC 5044 section 7.1)
     return c;
   }
 };

@@ -99,14 +99,12 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual const char* name() const = 0;
-  // Takes ownership of tcp_fd (connected, close-on-exec) and negotiates MPA in the given
-  // role, waiting at most timeout_ms, and silent_ms for the peer's first octet. Null with
-  // *err (errno) and *why on failure: ETIMEDOUT, ECONNRESET or EPROTO when the peer may not
-  // speak MPA at all (silent, closed, or not MPA), ECONNREFUSED for an MPA Reject.
-  virtual std::unique_ptr<ProviderConn> establish(int /*tcp_fd*/, const mpa::Config& /*cfg*/,
-                                                  int /*timeout_ms*/, int /*silent_ms*/, int* err,
-                                                  std::string* /*why*/) {
-    *err = EOPNOTSUPP;
+  // Kernel-TCP providers: takes ownership of tcp_fd (connected, close-on-exec,
+  // non-blocking) and starts MPA as the initiator (the Request goes out), moved on in the
+  // runtime's rounds (poll_fd, on_ready, setup_state; peer_silent and peer_not_mpa tell a
+  // peer without esock), input held until the stream's receives are posted. Null when the
+  // provider has no kernel-TCP connections.
+  virtual std::unique_ptr<ProviderConn> initiate(int /*tcp_fd*/, const mpa::Config& /*cfg*/) {
     return nullptr;
   }
 

@@ -171,6 +171,10 @@ void DdpRuntime::at_fork_child() {
       continue;
     }
     s->orphaned = true;
+    if (s->connecting) {
+      s->connecting->drop_descriptors();
+      (void)s->connecting.release();  // leaked in the child on purpose, as conn below
+    }
     if (s->lis) {
       // The listener is the parent's (its stack, or its kernel listening socket and the
       // connections negotiating there): the child only drops its copies of the descriptors.

@@ -3,6 +3,7 @@
 // thread notifies.
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -97,6 +98,40 @@ void DdpRuntime::forget_thread_wake_fds() {
   fork_generation.fetch_add(1);
 }
 
+namespace {
+
+// Whether every installed signal handler asks for restarted calls (SA_RESTART). poll(2) is
+// never restarted, so a wait that needs it stands in for a call the kernel restarts only
+// then (accept, signal(7)); which signal interrupted it is not known, so a wait restarts only
+// when no handler would have made the call fail with EINTR.
+// Fault signals (esock's own memory probe installs SIGSEGV and SIGBUS handlers) come from the
+// faulting instruction, never into a blocked call, and do not count.
+bool every_handler_restarts() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction sa {};
+    switch (sig) {
+      case SIGKILL:
+      case SIGSTOP:
+      case SIGSEGV:
+      case SIGBUS:
+      case SIGILL:
+      case SIGFPE:
+      case SIGTRAP:
+        continue;
+      default:
+        break;
+    }
+    if (::sigaction(sig, nullptr, &sa) != 0) continue;
+    const bool handler = (sa.sa_flags & SA_SIGINFO) != 0
+                             ? sa.sa_sigaction != nullptr
+                             : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
+    if (handler && (sa.sa_flags & SA_RESTART) == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_fd) {
   const int efd = stack_ == nullptr ? thread_wake_fd() : -1;
   if (efd < 0) {
@@ -112,9 +147,11 @@ int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_
   if (also_fd < 0) {
     r = ESOCK_LIBC(read)(efd, &n, sizeof n);
   } else {
-    // poll(2) is never restarted: a signal here is EINTR whatever SA_RESTART says.
+    // poll(2) is never restarted: restarted here when every handler says SA_RESTART.
     pollfd p[2] = {{efd, POLLIN, 0}, {also_fd, POLLIN, 0}};
-    r = ESOCK_LIBC(poll)(p, 2, -1);
+    do {
+      r = ESOCK_LIBC(poll)(p, 2, -1);
+    } while (r < 0 && errno == EINTR && every_handler_restarts());
     if (r > 0 && (p[0].revents & POLLIN)) r = ESOCK_LIBC(read)(efd, &n, sizeof n);
   }
   const int err = r < 0 ? errno : 0;
@@ -223,12 +260,16 @@ bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
 
 void DdpRuntime::service_all() {
   for (const auto& s : socks_) {
+    if (s->connecting && s->connecting->step(*s, clock_.now())) {
+      s->connecting.reset();
+      notify();  // a connect() waiting for it returns
+    }
     if (s->lis) service_listener(*s);
     if (s->conn && s->conn->pc && !forked(*s)) service(*s);  // fork copies rest (fork.cc)
   }
   // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
   std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
-    return !s->lis && (!s->conn || !s->conn->pc);
+    return !s->lis && !s->connecting && (!s->conn || !s->conn->pc);
   });
 }
 

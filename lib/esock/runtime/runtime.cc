@@ -49,6 +49,22 @@ void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
   }
 }
 
+}  // namespace
+
+void signal_fill(int sig_a) {
+  static const char junk[512] = {};
+  for (int i = 0; i < 64; ++i)
+    if (ESOCK_LIBC(send)(sig_a, junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL) <= 0) break;
+}
+
+void signal_drain(int sig_l) {
+  char sink[4096];
+  while (ESOCK_LIBC(recv)(sig_l, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+  }
+}
+
+namespace {
+
 void close_all(std::initializer_list<int*> fds) {
   for (int* fd : fds) {
     if (*fd >= 0) ESOCK_LIBC(close)(*fd);
@@ -181,7 +197,8 @@ void DdpRuntime::after_op(Socket& s) {
 
 void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   s->set_state(Socket::State::closed);
-  notify();  // calls blocked on this socket return EBADF
+  notify();               // calls blocked on this socket return EBADF
+  s->connecting.reset();  // a connect in progress: its transport is released (reset)
   if (s->lis) {
     s->lis.reset();  // the stack resets connections still waiting to be accepted
     return;
@@ -246,14 +263,10 @@ void DdpRuntime::update_signals(Socket& s) {
   // poll/epoll writers (EPOLLET included) as any socket does. RAWMODE: always writable.
   const bool writable = !c.stream || c.stream->writable();
   if (!writable && !c.sig_blocked) {
-    static const char junk[512] = {};
-    for (int i = 0; i < 64; ++i)
-      if (ESOCK_LIBC(send)(c.sig_a, junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL) <= 0) break;
+    signal_fill(c.sig_a);
     c.sig_blocked = true;
   } else if (writable && c.sig_blocked) {
-    char sink[4096];
-    while (ESOCK_LIBC(recv)(c.sig_l, sink, sizeof sink, MSG_DONTWAIT) > 0) {
-    }
+    signal_drain(c.sig_l);
     c.sig_blocked = false;
   }
   // A reader blocked in this socket takes what arrives itself, and its own call updates the
@@ -408,6 +421,7 @@ void DdpRuntime::loop() {
   struct Polled {
     Socket* s;
     ProviderConn* negotiating;
+    Connecting* connecting;  // the socket's connect in progress
   };
   std::vector<Polled> who;
   while (!stop_) {
@@ -427,19 +441,28 @@ void DdpRuntime::loop() {
     const std::optional<Duration> fork_due = settle_forks();
     for (const auto& s : socks_) {
       if (s->lis) {
-        poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc}); });
+        poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc, nullptr}); });
         for (const StackListen::Negotiating& n : s->lis->negotiating) {
           const bool silent = s->lis->fallback && n.pc->peer_silent();
           const Instant due = silent ? std::min(n.deadline, n.plain_at) : n.deadline;
           setup_deadline = std::min(setup_deadline.value_or(due), due);
         }
       }
+      if (s->connecting) {
+        Connecting& c = *s->connecting;
+        setup_deadline = std::min(setup_deadline.value_or(c.due()), c.due());
+        if (c.poll_fd() >= 0 && c.poll_events() != 0) {
+          pfds.push_back(pollfd{c.poll_fd(), c.poll_events(), 0});
+          who.push_back({s.get(), nullptr, &c});
+        }
+        continue;
+      }
       if (!s->conn || !s->conn->pc || forked(*s)) continue;  // a fork copy rests (fork.cc)
       closing = closing || s->conn->close_ladder.closing();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
-      who.push_back({s.get(), nullptr});
+      who.push_back({s.get(), nullptr, nullptr});
     }
     // One round of the own stack (received frames, timers, every connection's engine).
     const bool polling = stack_ != nullptr;
@@ -494,7 +517,10 @@ void DdpRuntime::loop() {
       const Polled& p = who[i - 1];
       Socket* s = p.s;
       events = true;
-      if (p.negotiating != nullptr) {
+      if (p.connecting != nullptr) {
+        // Still the same connect (an application thread may have closed the socket)?
+        if (s->connecting.get() == p.connecting) p.connecting->on_ready(pfds[i].revents);
+      } else if (p.negotiating != nullptr) {
         // Still negotiating (an application thread may have taken or dropped it meanwhile)?
         if (!s->lis) continue;
         for (StackListen::Negotiating& n : s->lis->negotiating)

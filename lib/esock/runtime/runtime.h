@@ -91,6 +91,7 @@ class DdpRuntime {
 
   RuntimeMutex mu;
   std::condition_variable_any cv;
+  Instant now() const { return clock_.now(); }  // the runtime's clock
 
   // All under mu:
   void add(std::shared_ptr<Socket> s);  // a newly connected (or listening) socket
@@ -237,6 +238,12 @@ class DdpRuntime {
   std::vector<GivenUp> given_up_;
   std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
 };
+
+// The writability of an application's number (A of the signal pair, docs/sockets.md "fd
+// model"): filling A's send side (A has a minimal send buffer) makes it poll not writable;
+// draining it at L makes it writable again.
+void signal_fill(int sig_a);
+void signal_drain(int sig_l);
 
 // Whether the readiness shims (shim/wait.cc) should call DdpRuntime::wait_ready: an own
 // stack runs in this process in auto or inline mode. One relaxed load.

@@ -4,10 +4,13 @@
 // Everything below `mu` is guarded by the runtime's lock (runtime.h) instead.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "base/time.h"
 #include "esock/estp/stream.h"
@@ -94,11 +97,52 @@ struct StackListen {
   std::uint64_t setup_failed = 0, setup_timed_out = 0;
 };
 
+class Socket;
+
+// A connect in progress (ddpmode/conn_async.cc): TCP, then MPA as the initiator, moved on by
+// the runtime's rounds so that a non-blocking connect returns at once (EINPROGRESS) and a
+// blocking one waits interruptibly. The application's number is already the signal's end A
+// (docs/sockets.md, "fd model"), polling neither readable nor writable until the end. All
+// under the runtime lock.
+class Connecting {
+ public:
+  virtual ~Connecting() = default;  // closes what it still holds (a close while connecting)
+  // The descriptor the progress thread waits on (-1: the own stack's polling covers it).
+  virtual int poll_fd() const = 0;
+  virtual short poll_events() const = 0;
+  virtual void on_ready(short revents) = 0;
+  // Moves the set-up on; true once it ended: the socket is then connected, failed, or
+  // (peers without esock) plain, its number handed back to a kernel socket.
+  virtual bool step(Socket& s, Instant now) = 0;
+  virtual Instant due() const = 0;  // the latest time step() must run (a deadline)
+  // The kernel socket SO_*/TCP_* options go to meanwhile, and the local name (getsockname).
+  virtual int option_fd() const = 0;
+  virtual int local_name(sockaddr* addr, socklen_t* len) const = 0;
+  // A connect() waits for the end in this process (a fallback then leaves the plain
+  // socket's connect to it).
+  virtual void set_waiter(bool on) = 0;
+  // A fork child's copy: closes its descriptors and touches nothing else (the transport
+  // and an own stack are the parent's); the object is then leaked on purpose.
+  virtual void drop_descriptors() = 0;
+};
+
+// An epoll set the application added a DDPMODE number to (shim/wait.cc): the runtime keeps
+// the set watching the number when the file behind it changes (a connect falling back to
+// plain TCP).
+struct EpollWatch {
+  int epfd;
+  int fd;
+  std::uint32_t events;
+  std::uint64_t data;
+};
+
 class Socket {
  public:
   // armed: DDPMODE set, not yet connected or listening (the app's fd is the TCP socket).
+  // connecting: connect() started (`connecting`), the app's number is already the signal.
   // failed: connect or negotiation failed (calls report `error`).
-  enum class State { armed, listening, connected, failed, closed };
+  // plain: the connect fell back to plain TCP; the number left DDPMODE.
+  enum class State { armed, connecting, listening, connected, failed, plain, closed };
 
   State state() const { return state_; }
   void set_state(State s) { state_ = s; }
@@ -118,6 +162,13 @@ class Socket {
   bool rd_shut = false;
   int readers = 0;  // application threads blocked in a read
   int error = 0;
+  // SO_ERROR: a failed connect's error is reported once (as the kernel clears sk_err).
+  bool error_reported = false;
+  // A connect that completed after returning EINPROGRESS: the next connect() returns 0 (as
+  // Linux's does once), later ones EISCONN.
+  bool connect_unreported = false;
+  std::unique_ptr<Connecting> connecting;
+  std::vector<EpollWatch> epoll_watches;
   std::unique_ptr<Conn> conn;
   std::unique_ptr<StackListen> lis;  // own-stack providers, while listening
 

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "esock/ddpmode/ops.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
@@ -60,6 +61,15 @@ int epoll_wait(int epfd, epoll_event* events, int max, int timeout) {
     return ESOCK_LIBC(epoll_wait)(epfd, events, max, timeout);
   return DdpRuntime::get().wait_ready(
       [&](int t) { return ESOCK_LIBC(epoll_wait)(epfd, events, max, t); }, timeout);
+}
+
+// The epoll sets a DDPMODE number is in are remembered, so they keep watching it should a
+// connect fall back to plain TCP and another file take the number (ddpmode/conn_async.cc).
+int epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
+  const int r = ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
+  if (r == 0 && fd_is_ddp(fd)) [[unlikely]]
+    esock::sockets::ddp_epoll_watch(epfd, op, fd, ev);
+  return r;
 }
 
 // select rewrites its sets (and Linux its timeout): every look starts from the caller's sets,

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -97,6 +98,31 @@ TEST(DdpSignal, WithSaRestartABlockedReadGoesOnAndGetsTheData) {
   // The handler ran (ThreadSanitizer folds the pending signals into one delivery), and the
   // read went on instead of failing.
   EXPECT_GE(handled.load() - before, 1);
+}
+
+// accept on a ksock listener waits in poll(2) (the family's accept queue), which the kernel
+// never restarts: esock restarts it when every installed handler says SA_RESTART, as the
+// kernel would restart accept itself.
+TEST(DdpSignal, WithSaRestartABlockedAcceptGoesOnAndTakesTheConnection) {
+  Handler h(SA_RESTART);
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  int cli = -1;
+  std::thread client([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after many signals
+    cli = ddp_connect(port);
+  });
+  const int before = handled.load();
+  const Outcome a = signal_while_blocked([&] { return long{::accept(lfd, nullptr, nullptr)}; },
+                                         5000, [&] { ::close(ddp_connect(port)); });
+  client.join();
+  ASSERT_TRUE(a.in_time);
+  EXPECT_GE(a.rc, 0) << std::strerror(a.err);
+  EXPECT_GE(handled.load() - before, 1);
+  if (a.rc >= 0) ::close(static_cast<int>(a.rc));
+  ::close(cli);
+  ::close(lfd);
 }
 
 }  // namespace

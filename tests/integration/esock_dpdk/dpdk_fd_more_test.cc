@@ -218,24 +218,61 @@ TEST(DpdkFd, ForkChildMayOnlyCloseItsCopies) {
   ::close(fd);
 }
 
-// docs/sockets.md "connect": it completes before it returns, on a non-blocking socket too.
-TEST(DpdkFd, NonBlockingConnectCompletesBeforeItReturns) {
+// Issue 14: a non-blocking connect returns at once (EINPROGRESS) and its number polls
+// writable once TCP and MPA are done in the stack; then, as Linux: SO_ERROR 0, the next
+// connect 0, later ones EISCONN.
+TEST(DpdkFd, NonBlockingConnectReturnsAtOnceAndPollsWritableWhenUp) {
   const int fd = ddp_socket();
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::fcntl(fd, F_SETFL, O_NONBLOCK), 0);
   const sockaddr_in a = PeerEnv::peer_addr(PeerEnv::port());
-  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0)
-      << std::strerror(errno);
+  const auto* sa = reinterpret_cast<const sockaddr*>(&a);
+  ASSERT_EQ(::connect(fd, sa, sizeof a), -1);
+  ASSERT_EQ(errno, EINPROGRESS);
+  // While it is in progress: no peer yet, and a read or write would block.
+  sockaddr_in peer{};
+  socklen_t pl = sizeof peer;
+  char b[4];
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) {
+    EXPECT_EQ(errno, ENOTCONN);
+    EXPECT_EQ(::read(fd, b, sizeof b), -1);
+    EXPECT_EQ(errno, EAGAIN);
+  }
+  ASSERT_TRUE(wait_for(fd, POLLOUT));
   int err = -1;
   socklen_t l = sizeof err;
   ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l), 0);
   EXPECT_EQ(err, 0);
-  EXPECT_TRUE(wait_for(fd, POLLOUT, 0));
+  EXPECT_EQ(::connect(fd, sa, sizeof a), 0) << std::strerror(errno);
+  EXPECT_EQ(::connect(fd, sa, sizeof a), -1);
+  EXPECT_EQ(errno, EISCONN);
+  pl = sizeof peer;
+  ASSERT_EQ(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl), 0);
+  EXPECT_EQ(peer.sin_port, a.sin_port);
   ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("echo\nnb"), 7));
   ASSERT_TRUE(wait_for(fd, POLLIN));
-  char b[4];
   ASSERT_EQ(::read(fd, b, sizeof b), 2);
   EXPECT_EQ(std::memcmp(b, "nb", 2), 0);
+  ::close(fd);
+}
+
+// ... and a refused one polls writable too, SO_ERROR says ECONNREFUSED once, then 0.
+TEST(DpdkFd, NonBlockingConnectToAClosedPortReportsTheRefusal) {
+  const int fd = ddp_socket();
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+  const sockaddr_in a = PeerEnv::peer_addr(9);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), -1);
+  ASSERT_EQ(errno, EINPROGRESS);
+  ASSERT_TRUE(wait_for(fd, POLLOUT));
+  int err = -1;
+  socklen_t l = sizeof err;
+  ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l), 0);
+  EXPECT_EQ(err, ECONNREFUSED);
+  ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l), 0);
+  EXPECT_EQ(err, 0);
+  EXPECT_EQ(::write(fd, "x", 1), -1);
+  EXPECT_EQ(errno, ECONNREFUSED);
   ::close(fd);
 }
 

@@ -1,0 +1,295 @@
+// connect(2) on a DDPMODE socket, both provider kinds: the application's number becomes the
+// signal A at once (docs/sockets.md, "fd model"), and TCP, then MPA as the initiator, move on
+// in the runtime's rounds (runtime/socket.h, Connecting). So a non-blocking connect returns
+// EINPROGRESS at once and its number polls writable when the connection is up or failed
+// (SO_ERROR says which), as a kernel TCP connect's does; a blocking one waits for the same
+// end, interruptibly (EINTR leaves the connect going on, as in the kernel).
+//
+// A peer without esock (docs/sockets.md, "Peers without esock"; kernel TCP only): the number
+// is handed to a fresh kernel socket that connects to the same address as plain TCP, and
+// the epoll sets the application added it to are moved along (Socket::epoll_watches).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "esock/ddpmode/conn.h"
+#include "esock/process/config.h"
+#include "esock/process/libc.h"
+#include "esock/runtime/fd_table.h"
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+
+std::string describe(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  unsigned port = 0;
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    port = ntohs(v4->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    port = ntohs(v6->sin6_port);
+  }
+  return std::string(host) + " port " + std::to_string(port);
+}
+
+class AsyncConnect final : public Connecting {
+ public:
+  struct Setup {
+    Provider* provider = nullptr;
+    int app_fd = -1;  // the application's number (now A)
+    int sig_a = -1, sig_l = -1;
+    int tcp_fd = -1;                   // kernel TCP: the socket, connecting or connected
+    std::unique_ptr<ProviderConn> pc;  // own stack: TCP and MPA in the stack
+    int opt_fd = -1;                   // own stack: the kernel socket that keeps the options
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    bool may_fall_back = false;
+  };
+
+  AsyncConnect(Setup s, Instant now) : s_(std::move(s)) {
+    deadline_ = now + std::chrono::milliseconds(config().timeout_ms);
+    if (s_.tcp_fd >= 0) {
+      // The application's TCP_NODELAY, for a plain socket after a fallback (initiate()
+      // turns it on for iWARP).
+      socklen_t l = sizeof nodelay_;
+      ESOCK_LIBC(getsockopt)(s_.tcp_fd, IPPROTO_TCP, TCP_NODELAY, &nodelay_, &l);
+    }
+  }
+  ~AsyncConnect() override {
+    for (int fd : {s_.tcp_fd, s_.sig_a, s_.sig_l, s_.opt_fd})
+      if (fd >= 0) ESOCK_LIBC(close)(fd);
+  }
+
+  int poll_fd() const override {
+    if (s_.tcp_fd >= 0) return s_.tcp_fd;
+    return s_.pc ? s_.pc->poll_fd() : -1;
+  }
+  short poll_events() const override {
+    if (s_.tcp_fd >= 0) return POLLOUT;
+    return s_.pc ? s_.pc->poll_events() : 0;
+  }
+  void on_ready(short revents) override {
+    if (s_.tcp_fd < 0 && s_.pc) s_.pc->on_ready(revents);
+  }
+  Instant due() const override {
+    return silent_watch() ? std::min(deadline_, plain_at_) : deadline_;
+  }
+  int option_fd() const override {
+    if (s_.tcp_fd >= 0) return s_.tcp_fd;
+    if (s_.pc && s_.pc->option_fd() >= 0) return s_.pc->option_fd();
+    return s_.opt_fd;
+  }
+  int local_name(sockaddr* addr, socklen_t* len) const override {
+    if (s_.pc) return s_.pc->name(false, addr, len);
+    return ESOCK_LIBC(getsockname)(s_.tcp_fd, addr, len);
+  }
+  void set_waiter(bool on) override { waiter_ = on; }
+  void drop_descriptors() override {
+    for (int* fd : {&s_.tcp_fd, &s_.sig_a, &s_.sig_l, &s_.opt_fd}) {
+      if (*fd >= 0) ESOCK_LIBC(close)(*fd);
+      *fd = -1;
+    }
+    if (s_.pc && s_.pc->poll_fd() >= 0) ESOCK_LIBC(close)(s_.pc->poll_fd());
+    (void)s_.pc.release();  // the parent's
+  }
+
+  bool step(Socket& s, Instant now) override {
+    if (s_.tcp_fd >= 0) {
+      pollfd p{s_.tcp_fd, POLLOUT, 0};
+      if (ESOCK_LIBC(poll)(&p, 1, 0) <= 0) return now >= deadline_ && fail(s, ETIMEDOUT);
+      int err = 0;
+      socklen_t l = sizeof err;
+      ESOCK_LIBC(getsockopt)(s_.tcp_fd, SOL_SOCKET, SO_ERROR, &err, &l);
+      if (err != 0) return fail(s, err);  // refused, unreachable: as kernel TCP reports it
+      s_.pc = s_.provider->initiate(s_.tcp_fd, mpa_config(true, s.msgmode(), s.rawmode()));
+      if (!s_.pc) return fail(s, EOPNOTSUPP);
+      s_.tcp_fd = -1;  // the transport's now
+      // MPA gets its own time; a peer silent for fallback_ms does not speak esock.
+      deadline_ = now + std::chrono::milliseconds(config().timeout_ms);
+      plain_at_ = now + std::chrono::milliseconds(config().fallback_ms);
+    }
+    const int st = s_.pc->setup_state();
+    if (st == 0) return finish(s);
+    if (st == EINPROGRESS) {
+      if (silent_watch() && now >= plain_at_)
+        return fall_back(s, "the peer sent nothing (no MPA Reply)");
+      if (now < deadline_) return false;
+      return s_.may_fall_back ? fall_back(s, "MPA negotiation timed out") : fail(s, ETIMEDOUT);
+    }
+    if (s_.may_fall_back && (st == EPROTO || st == ECONNRESET))
+      return fall_back(s, s_.pc->setup_error());
+    if (config().debug)
+      std::fprintf(stderr, "esock: connection set-up: %s\n", s_.pc->setup_error().c_str());
+    return fail(s, st);
+  }
+
+ private:
+  bool silent_watch() const {
+    return s_.may_fall_back && s_.tcp_fd < 0 && s_.pc && s_.pc->peer_silent();
+  }
+
+  // MPA is done: the stream starts, and the signal pair and the option socket become the
+  // connection's. Its first round (right after this one) makes the number writable.
+  bool finish(Socket& s) {
+    if (const int err = attach(std::move(s_.pc), true, s); err != 0) return fail(s, err);
+    Conn& c = *s.conn;
+    c.sig_a = std::exchange(s_.sig_a, -1);
+    c.sig_l = std::exchange(s_.sig_l, -1);
+    c.opt_fd = std::exchange(s_.opt_fd, -1);
+    c.sig_blocked = true;  // filled when the connect began
+    s.set_state(Socket::State::connected);
+    s.connect_unreported = true;
+    return true;
+  }
+
+  // The number polls readable (EOF), writable and hung up; calls report err, SO_ERROR once.
+  bool fail(Socket& s, int err) {
+    s.error = err;
+    s.error_reported = false;
+    s.set_state(Socket::State::failed);
+    s_.pc.reset();
+    signal_drain(s_.sig_l);
+    ESOCK_LIBC(shutdown)(s_.sig_l, SHUT_RDWR);
+    return true;
+  }
+
+  // The number becomes a fresh kernel socket connecting to the same address, and leaves
+  // DDPMODE. The probe closes (FIN when the transport is released): its peer saw only the
+  // MPA Request on it, and the application nothing yet.
+  bool fall_back(Socket& s, const std::string& why) {
+    const int app = s_.app_fd;
+    // Only a number that still names this socket alone (a dup or a close meanwhile:
+    // nothing to hand back).
+    if (s.fd_refs.load() != 1 || fd_get(app).get() != &s) return fail(s, ECONNREFUSED);
+    const int n =
+        ESOCK_LIBC(socket)(s_.peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (n < 0) return fail(s, errno);
+    const int probe = s_.pc->option_fd();
+    // The options a client sets before connect and that matter after it.
+    for (auto [level, name] : {std::pair{SOL_SOCKET, SO_KEEPALIVE},
+                               {SOL_SOCKET, SO_REUSEADDR},
+                               {SOL_SOCKET, SO_PRIORITY}}) {
+      int v = 0;
+      socklen_t l = sizeof v;
+      if (probe >= 0 && ESOCK_LIBC(getsockopt)(probe, level, name, &v, &l) == 0)
+        ESOCK_LIBC(setsockopt)(n, level, name, &v, l);
+    }
+    ESOCK_LIBC(setsockopt)(n, IPPROTO_TCP, TCP_NODELAY, &nodelay_, sizeof nodelay_);
+    // A connect() waiting in this process connects the socket itself (blocking, as the
+    // application asked); otherwise it starts here and the number polls writable when done.
+    if (!waiter_) ESOCK_LIBC(connect)(n, reinterpret_cast<const sockaddr*>(&s_.peer), s_.peer_len);
+    const int flags = ESOCK_LIBC(fcntl)(app, F_GETFL);  // the application's (A's)
+    std::lock_guard watches(s.mu);
+    for (const EpollWatch& w : s.epoll_watches)
+      if (w.fd == app) ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_DEL, app, nullptr);
+    (void)fd_take(app);  // a plain socket from here on
+    const int rc = take_number(app, n);
+    ESOCK_LIBC(fcntl)(app, F_SETFL, flags);
+    ESOCK_LIBC(close)(n);
+    for (const EpollWatch& w : s.epoll_watches) {
+      if (w.fd != app) continue;
+      epoll_event ev{};
+      ev.events = w.events;
+      ev.data.u64 = w.data;
+      ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_ADD, app, &ev);
+    }
+    s.epoll_watches.clear();
+    if (rc < 0) return fail(s, errno);
+    tell_plain_tcp(describe(s_.peer) + " does not speak esock (" + why + ")");
+    s.set_state(Socket::State::plain);
+    return true;
+  }
+
+  Setup s_;
+  Instant deadline_{}, plain_at_{};
+  int nodelay_ = 0;
+  bool waiter_ = false;
+};
+
+}  // namespace
+
+int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
+                  const std::shared_ptr<Socket>& sp, std::unique_ptr<ProviderConn> pc,
+                  const sockaddr* addr, socklen_t len, int tcp_err) {
+  Socket& s = *sp;
+  DdpRuntime& rt = DdpRuntime::get();
+  AsyncConnect::Setup set;
+  set.provider = &p;
+  set.app_fd = fd;
+  std::memcpy(&set.peer, addr, std::min<std::size_t>(len, sizeof set.peer));
+  set.peer_len = std::min<socklen_t>(len, sizeof set.peer);
+  // Only a socket no other number names can turn plain (as ddp_give_back_implicit).
+  set.may_fall_back = !pc && falls_back(s.implicit) && s.fd_refs.load() == 1;
+  const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
+  // Handover: the kernel socket moves to a private number (kernel TCP: the transport; own
+  // stack: the holder of SO_*/TCP_* options), and A takes the application's number,
+  // polling not writable until the connect ends.
+  const int priv = move_high(fd);
+  const int a = make_signal(&set.sig_a, &set.sig_l);
+  if (priv < 0 || a < 0 || take_number(fd, a) < 0) {
+    const int err = errno;
+    for (int x : {priv, a, set.sig_a, set.sig_l})
+      if (x >= 0) ESOCK_LIBC(close)(x);
+    return errno_fail(err);
+  }
+  ESOCK_LIBC(close)(a);
+  signal_fill(set.sig_a);
+  if (pc) {
+    set.pc = std::move(pc);
+    set.opt_fd = priv;
+  } else {
+    set.tcp_fd = priv;
+    ESOCK_LIBC(fcntl)(priv, F_SETFL, ESOCK_LIBC(fcntl)(priv, F_GETFL) | O_NONBLOCK);
+  }
+  s.nonblocking = (flflags & O_NONBLOCK) != 0;
+  s.error = 0;
+  s.connecting = std::make_unique<AsyncConnect>(std::move(set), rt.now());
+  s.set_state(Socket::State::connecting);
+  rt.add(sp);
+  if (s.nonblocking) return errno_fail(EINPROGRESS);
+  if (tcp_err == EINTR) return errno_fail(EINTR);  // the kernel's connect goes on
+  return await_connect(lk, fd, sp, addr, len);
+}
+
+int await_connect(std::unique_lock<RuntimeMutex>& lk, int fd, const std::shared_ptr<Socket>& sp,
+                  const sockaddr* addr, socklen_t len) {
+  Socket& s = *sp;
+  DdpRuntime& rt = DdpRuntime::get();
+  while (s.state() == Socket::State::connecting) {
+    s.connecting->set_waiter(true);
+    const int r = rt.wait_interruptible(lk);
+    if (s.connecting) s.connecting->set_waiter(false);
+    if (r == EINTR && s.state() == Socket::State::connecting) return errno_fail(EINTR);
+  }
+  switch (s.state()) {
+    case Socket::State::connected:
+      s.connect_unreported = false;
+      return 0;
+    case Socket::State::plain:
+      // The number is a fresh kernel socket now, left for this call to connect.
+      lk.unlock();
+      return ESOCK_LIBC(connect)(fd, addr, len);
+    case Socket::State::closed:
+      return errno_fail(EBADF);
+    default:
+      s.error_reported = true;
+      return errno_fail(s.error != 0 ? s.error : ECONNREFUSED);
+  }
+}
+
+}  // namespace esock::sockets
