@@ -87,7 +87,6 @@ SUM=$(sha "$TMP/data.bin")
 case $APP in
 socat_fork)  # fork-per-connection echo server: three clients, each echoes 50 MB
 	need socat
-	[ "$MODE" != ddp-dpdk ] || { echo "SKIP: a fork child cannot use its parent's dpdk stack (docs/compatibility.md)"; exit 77; }
 	P=$(port)
 	bg $WS socat TCP4-LISTEN:$P,reuseaddr,fork EXEC:cat 2>"$TMP/server.err"
 	wait_listen "$P" || fail "server did not start"

@@ -76,6 +76,15 @@ std::shared_ptr<Socket> fd_take(int fd) {
   return s;
 }
 
+std::vector<int> fd_numbers_of(const Socket* s) {
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  std::vector<int> fds;
+  for (const auto& [fd, owner] : t.owners)
+    if (owner.get() == s) fds.push_back(fd);
+  return fds;
+}
+
 int fd_count() {
   Table& t = table();
   std::lock_guard lock(t.mu);

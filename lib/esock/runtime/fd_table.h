@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace esock::sockets {
 
@@ -26,6 +27,8 @@ std::shared_ptr<Socket> fd_get(int fd);
 void fd_set(int fd, std::shared_ptr<Socket> s);
 // Drops the number's reference and returns it (null if it was not DDPMODE).
 std::shared_ptr<Socket> fd_take(int fd);
+// The numbers that name s (fork).
+std::vector<int> fd_numbers_of(const Socket* s);
 // Number of DDPMODE descriptors (fork and tests).
 int fd_count();
 // Creates the table and registers its fork handlers; the runtime calls it before registering

@@ -4,12 +4,15 @@
 // background save) keeps its connections. Which of the two happens is learnt from what the
 // parent does next, so the parent's connections rest from fork until then: the child's
 // copy of their state is then exactly what the shared kernel socket continues.
+#include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <utility>
 
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
@@ -33,12 +36,54 @@ constexpr Duration claim_poll = 1ms;
 // another process, keeps the kernel socket and the signal pair open.
 void close_descriptors(Conn& c) {
   if (c.pc && c.pc->poll_fd() >= 0) ESOCK_LIBC(close)(c.pc->poll_fd());
-  for (int fd : {c.sig_a, c.sig_l, c.opt_fd})
+  for (int fd : {c.sig_a, c.sig_l, c.opt_fd, c.relay ? c.relay->fd() : -1})
     if (fd >= 0) ESOCK_LIBC(close)(fd);
+}
+
+// An own stack's connection the application still has at fork (fork_relay.h): a pair, one
+// end for the parent, the other for the child's copy of the application's numbers. Not for
+// MSGMODE (a byte stream would lose the message boundaries) nor RAWMODE, nor when an
+// earlier fork's relay is still undecided (that child has it).
+void make_relay(Socket& s) {
+  Conn& c = *s.conn;
+  if (!c.stream || s.msgmode() || c.relay || c.close_ladder.closing() || c.pc->survives_fork() ||
+      s.state() != Socket::State::connected)
+    return;
+  int sp[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return;
+  const int parent = move_high(sp[0]), child = move_high(sp[1]);
+  ESOCK_LIBC(close)(sp[0]);
+  ESOCK_LIBC(close)(sp[1]);
+  if (parent < 0 || child < 0) {
+    for (int fd : {parent, child})
+      if (fd >= 0) ESOCK_LIBC(close)(fd);
+    return;
+  }
+  ESOCK_LIBC(fcntl)(parent, F_SETFL, O_NONBLOCK);
+  c.relay = std::make_unique<ForkRelay>(parent);
+  c.relay_child_end = child;
+}
+
+// The child: every number naming the socket becomes its end of the pair (descriptor and
+// status flags kept), a plain socket that leaves DDPMODE.
+void take_relay_end(Socket& s) {
+  Conn& c = *s.conn;
+  const int end = std::exchange(c.relay_child_end, -1);
+  bool nonblocking = false;
+  for (int fd : fd_numbers_of(&s)) {
+    nonblocking = (ESOCK_LIBC(fcntl)(fd, F_GETFL) & O_NONBLOCK) != 0;
+    const int cloexec = ESOCK_LIBC(fcntl)(fd, F_GETFD) & FD_CLOEXEC;
+    if (ESOCK_LIBC(dup3)(end, fd, cloexec ? O_CLOEXEC : 0) == fd) (void)fd_take(fd);
+  }
+  if (nonblocking) ESOCK_LIBC(fcntl)(end, F_SETFL, O_NONBLOCK);
+  ESOCK_LIBC(close)(end);
 }
 }  // namespace
 
 int DdpRuntime::take_over(Socket& s) {
+  // An own stack's connection the parent uses after fork stays the parent's: its child's
+  // copy reads end of stream (fork_relay.h).
+  if (s.conn && s.conn->relay && !s.conn->relay->active()) s.conn->relay.reset();
   if (!forked(s)) return 0;
   Conn& c = *s.conn;
   ForkHandover& table = ForkHandover::get();
@@ -134,10 +179,17 @@ void DdpRuntime::at_fork_prepare() {
       c.fork = Conn::Fork::deciding;
     if (c.fork == Conn::Fork::deciding) c.fork_deadline = until;
   }
+  for (const auto& s : rt.socks_)
+    if (s->conn && s->conn->pc) make_relay(*s);
 }
 
 void DdpRuntime::at_fork_parent() {
   DdpRuntime& rt = get();
+  for (const auto& s : rt.socks_) {
+    if (!s->conn || s->conn->relay_child_end < 0) continue;
+    ESOCK_LIBC(close)(s->conn->relay_child_end);  // the child's
+    s->conn->relay_child_end = -1;
+  }
   rt.wake();  // the progress thread stops polling the connections now deciding
   rt.mu.unlock();
 }
@@ -170,6 +222,7 @@ void DdpRuntime::at_fork_child() {
       inherited.push_back(s);
       continue;
     }
+    if (s->conn && s->conn->relay_child_end >= 0) take_relay_end(*s);
     s->orphaned = true;
     if (s->connecting) {
       s->connecting->drop_descriptors();

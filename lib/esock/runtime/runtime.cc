@@ -92,7 +92,8 @@ void Conn::release() {
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
   pc.reset();  // closes the transport
-  close_all({&sig_a, &sig_l, &opt_fd});
+  relay.reset();
+  close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
 }
 
 void StackListen::release() {
@@ -209,6 +210,14 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
     let_go(c);  // a fork copy's close: no FIN, no Terminate (runtime/fork.cc)
     return;
   }
+  if (c.relay && !c.relay->active()) {
+    // An own stack's connection closed by a parent after fork: its child serves it
+    // through the pair from now on (fork_relay.h); the signal pair has no reader left.
+    c.relay->activate();
+    close_all({&c.sig_a, &c.sig_l});
+    wake();
+    return;
+  }
   if (c.stream) {
     c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
     c.stream->cancel_rndv();
@@ -288,6 +297,14 @@ void DdpRuntime::service(Socket& s) {
   if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
   if (ts == TransportState::ended) c.stream->peer_closed();  // writes: EPIPE (issue 14)
   prefetch(s);
+  if (c.relay && c.relay->pump(*c.stream)) {
+    // The child is done with it: the connection closes as after the application's close.
+    c.relay.reset();
+    c.stream->cancel_pull();
+    c.stream->shutdown_write();
+    c.close_ladder.start(clock_.now());
+  }
+  if (c.relay) c.pc->flush();  // what the child wrote
   update_signals(s);
   close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
 }
@@ -422,6 +439,7 @@ void DdpRuntime::loop() {
     Socket* s;
     ProviderConn* negotiating;
     Connecting* connecting;  // the socket's connect in progress
+    bool relay = false;      // the connection's fork relay (its round moves the octets)
   };
   std::vector<Polled> who;
   while (!stop_) {
@@ -453,16 +471,22 @@ void DdpRuntime::loop() {
         setup_deadline = std::min(setup_deadline.value_or(c.due()), c.due());
         if (c.poll_fd() >= 0 && c.poll_events() != 0) {
           pfds.push_back(pollfd{c.poll_fd(), c.poll_events(), 0});
-          who.push_back({s.get(), nullptr, &c});
+          who.push_back({s.get(), nullptr, &c, false});
         }
         continue;
       }
       if (!s->conn || !s->conn->pc || forked(*s)) continue;  // a fork copy rests (fork.cc)
+      if (const ForkRelay* r = s->conn->relay.get(); r && r->active() && s->conn->stream) {
+        if (const short ev = r->poll_events(*s->conn->stream); ev != 0) {
+          pfds.push_back(pollfd{r->fd(), ev, 0});
+          who.push_back({s.get(), nullptr, nullptr, true});
+        }
+      }
       closing = closing || s->conn->close_ladder.closing();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
-      who.push_back({s.get(), nullptr, nullptr});
+      who.push_back({s.get(), nullptr, nullptr, false});
     }
     // One round of the own stack (received frames, timers, every connection's engine).
     const bool polling = stack_ != nullptr;
@@ -517,7 +541,9 @@ void DdpRuntime::loop() {
       const Polled& p = who[i - 1];
       Socket* s = p.s;
       events = true;
-      if (p.connecting != nullptr) {
+      if (p.relay) {
+        // service_all pumps it
+      } else if (p.connecting != nullptr) {
         // Still the same connect (an application thread may have closed the socket)?
         if (s->connecting.get() == p.connecting) p.connecting->on_ready(pfds[i].revents);
       } else if (p.negotiating != nullptr) {

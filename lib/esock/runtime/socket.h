@@ -18,6 +18,7 @@
 #include "esock/rawmode/raw_qp.h"
 #include "esock/runtime/close_ladder.h"
 #include "esock/runtime/fork_handover.h"
+#include "esock/runtime/fork_relay.h"
 
 namespace esock::sockets {
 
@@ -49,6 +50,10 @@ struct Conn {
   Fork fork = Fork::none;
   Instant fork_deadline{};
   pid_t fork_parent = 0;
+  // fork with an own stack (runtime/fork_relay.h): the parent's end of the pair the last
+  // child's copy became, and that child's end between the fork handlers.
+  std::unique_ptr<ForkRelay> relay;
+  int relay_child_end = -1;
 };
 
 // A listening DDPMODE socket of an own-stack provider: the listener lives in the

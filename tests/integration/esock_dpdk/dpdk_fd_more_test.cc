@@ -185,33 +185,61 @@ TEST(DpdkFd, HalfCloseDeliversTheEchoThenEof) {
   ::close(fd);
 }
 
-TEST(DpdkFd, ForkChildMayOnlyCloseItsCopies) {
+// docs/sockets.md "fork" (issue 14: forking servers over dpdk): the stack cannot follow the
+// child, so the child's copy is a plain socket joined to the connection through its parent
+// once the parent closes its copy, as socat fork and inetd-style servers do.
+TEST(DpdkFd, AForkChildServesTheConnectionItsParentClosed) {
   const int fd = PeerEnv::open("echo");
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("pre"), 3));
   const pid_t child = ::fork();
   if (child == 0) {
-    // docs/sockets.md "fork": the child's copies are orphaned; it must not touch DPDK.
-    char b[4];
-    const bool read_fails = ::read(fd, b, 4) == -1 && errno == ENOTCONN;
-    const bool write_fails = ::write(fd, "x", 1) == -1 && errno == ENOTCONN;
-    sockaddr_in a{};
-    socklen_t l = sizeof a;
-    const bool name_fails =
-        ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &l) == -1 && errno == ENOTCONN;
-    const bool close_ok = ::close(fd) == 0;
-    ::_exit((read_fails ? 0 : 1) | (write_fails ? 0 : 2) | (name_fails ? 0 : 4) |
-            (close_ok ? 0 : 8));
+    // What the parent wrote before the fork comes back here, then the child's own octets,
+    // then the peer's end of stream after the child's.
+    std::uint8_t b[16];
+    int bits = read_all(fd, b, 3) && std::memcmp(b, "pre", 3) == 0 ? 0 : 1;
+    const auto v = pattern(300000, 21);  // more than the pair and the stream buffer
+    std::thread w([&] {
+      if (!write_all(fd, v.data(), v.size()) || ::shutdown(fd, SHUT_WR) != 0) bits |= 2;
+    });
+    std::vector<std::uint8_t> in(v.size());
+    if (!read_all(fd, in.data(), in.size()) || in != v) bits |= 4;
+    w.join();
+    if (::read(fd, b, sizeof b) != 0) bits |= 8;  // the echo peer closed after our EOF
+    ::close(fd);
+    ::_exit(bits);
   }
   ASSERT_GT(child, 0);
+  ::close(fd);  // the forking server's close: the child has it now
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 read, 2 write, 4 getpeername, 8 close";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 pre, 2 write, 4 echo, 8 end of stream";
+}
+
+// A parent that forked for something else and uses the connection keeps it: the child's
+// copy reads end of stream, and nothing it does reaches the connection.
+TEST(DpdkFd, AParentThatUsesTheConnectionAfterForkKeepsIt) {
+  const int fd = PeerEnv::open("echo");
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("pre"), 3));
+  const pid_t child = ::fork();
+  if (child == 0) {
+    char b[4];
+    pollfd p{fd, POLLIN, 0};
+    const bool eof = ::poll(&p, 1, 10000) == 1 && ::read(fd, b, sizeof b) == 0;
+    const bool close_ok = ::close(fd) == 0;
+    ::_exit((eof ? 0 : 1) | (close_ok ? 0 : 2));
+  }
+  ASSERT_GT(child, 0);
   // The parent's connection is untouched, the echo of what was sent before the fork too.
   std::uint8_t b[8];
   ASSERT_TRUE(read_all(fd, b, 3));
   EXPECT_EQ(std::memcmp(b, "pre", 3), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 end of stream, 2 close";
   ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("parent"), 6));
   ASSERT_TRUE(read_all(fd, b, 6));
   EXPECT_EQ(std::memcmp(b, "parent", 6), 0);
