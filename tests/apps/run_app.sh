@@ -101,7 +101,6 @@ socat_fork)  # fork-per-connection echo server: three clients, each echoes 50 MB
 	;;
 prefork)  # pre-forking echo server (tests/apps/prefork_echo.py): 3 workers accept, 6 clients
 	need socat
-	[ "$MODE" != ddp-dpdk ] || { echo "SKIP: a fork child cannot use its parent's dpdk stack (docs/compatibility.md)"; exit 77; }
 	P=$(port)
 	bg $WS $PY "$HERE/prefork_echo.py" "$HOST" "$P" 3 2>"$TMP/server.err"
 	wait_listen "$P" || fail "server did not start"

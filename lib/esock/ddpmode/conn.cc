@@ -202,6 +202,7 @@ int ddp_listen(int fd, int backlog) {
 int ddp_accept(int fd, sockaddr* addr, socklen_t* len, int flags) {
   auto ls = fd_get(fd);
   if (!ls) return errno_fail(EBADF);
+  if (ls->fork_queue) return accept_from_parent(fd, *ls, addr, len, flags);  // a fork child's
   if (ls->state() != Socket::State::listening) return errno_fail(EINVAL);
   if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
   // Every provider's listener hands out connections the runtime negotiated off the accept

@@ -42,6 +42,13 @@ int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
 int await_connect(std::unique_lock<RuntimeMutex>& lk, int fd, const std::shared_ptr<Socket>& s,
                   const sockaddr* addr, socklen_t len);
 
+// Pre-forked children on an own stack's listener (listen_relay.cc): the parent's side, made
+// at listen() (null when it cannot be); a child's accept on its copy (fd: the family queue's
+// children's end); and its request for a connection (accept, or adding fd to an epoll set).
+std::unique_ptr<ListenRelay> make_listen_relay();
+int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int flags);
+void ask_parent(int fd, Socket& s);
+
 // Own-stack providers (conn_stack.cc).
 int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& s, const sockaddr* addr,
                   socklen_t len);

@@ -120,6 +120,8 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   int err = rt.use_stack(p, &why);
   auto l = new_listen(*s, backlog);
   if (err == 0) l->pl = p.listen(static_cast<std::uint16_t>(port), backlog, &err, &why);
+  // Pre-forked children accept through the parent (byte streams only: listen_relay.cc).
+  if (l->pl && !s->msgmode() && !s->rawmode()) l->fork_relay = make_listen_relay();
   if (!l->pl) {
     debug("listen", why);
     return errno_fail(err);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "esock/ddpmode/conn.h"
 #include "esock/ddpmode/ops.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
@@ -115,6 +116,9 @@ int ddp_option_fd(int fd) {
 void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
   auto s = fd_get(fd);
   if (!s) return;
+  // An event-driven worker accepts only once its listener polls readable: adding a fork
+  // child's copy to an epoll set asks the parent for a connection (listen_relay.cc).
+  if (s->fork_queue && op == EPOLL_CTL_ADD) ask_parent(fd, *s);
   std::lock_guard lk(s->mu);
   auto& w = s->epoll_watches;
   const auto it = std::find_if(w.begin(), w.end(),

@@ -78,6 +78,23 @@ void take_relay_end(Socket& s) {
   if (nonblocking) ESOCK_LIBC(fcntl)(end, F_SETFL, O_NONBLOCK);
   ESOCK_LIBC(close)(end);
 }
+// The child's copy of an own stack's listener (ListenRelay): its numbers become the family
+// queue's children's end, and accept asks the parent. The listener itself is the parent's:
+// the copies of its descriptors close, its state is left alone (leaked on purpose).
+void take_listen_queue(Socket& s) {
+  StackListen& l = *s.lis;
+  for (int fd : fd_numbers_of(&s)) {
+    const int cloexec = ESOCK_LIBC(fcntl)(fd, F_GETFD) & FD_CLOEXEC;
+    ESOCK_LIBC(dup3)(l.fork_relay->child_end(), fd, cloexec ? O_CLOEXEC : 0);
+  }
+  for (int fd : {l.sig_a, l.sig_l, l.opt_fd, l.fork_relay->poll_fd(), l.fork_relay->child_end()})
+    if (fd >= 0) ESOCK_LIBC(close)(fd);
+  (void)l.fork_relay.release();
+  (void)s.lis.release();
+  s.fork_queue = true;
+  s.want_sent = false;
+}
+
 }  // namespace
 
 int DdpRuntime::take_over(Socket& s) {
@@ -223,6 +240,10 @@ void DdpRuntime::at_fork_child() {
       continue;
     }
     if (s->conn && s->conn->relay_child_end >= 0) take_relay_end(*s);
+    if (s->lis && s->lis->fork_relay) {
+      take_listen_queue(*s);
+      continue;
+    }
     s->orphaned = true;
     if (s->connecting) {
       s->connecting->drop_descriptors();

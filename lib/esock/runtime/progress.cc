@@ -98,14 +98,6 @@ void DdpRuntime::forget_thread_wake_fds() {
   fork_generation.fetch_add(1);
 }
 
-namespace {
-
-// Whether every installed signal handler asks for restarted calls (SA_RESTART). poll(2) is
-// never restarted, so a wait that needs it stands in for a call the kernel restarts only
-// then (accept, signal(7)); which signal interrupted it is not known, so a wait restarts only
-// when no handler would have made the call fail with EINTR.
-// Fault signals (esock's own memory probe installs SIGSEGV and SIGBUS handlers) come from the
-// faulting instruction, never into a blocked call, and do not count.
 bool every_handler_restarts() {
   for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction sa {};
@@ -129,8 +121,6 @@ bool every_handler_restarts() {
   }
   return true;
 }
-
-}  // namespace
 
 int DdpRuntime::wait_interruptible(std::unique_lock<RuntimeMutex>& lk, int also_fd) {
   const int efd = stack_ == nullptr ? thread_wake_fd() : -1;
@@ -267,6 +257,11 @@ void DdpRuntime::service_all() {
     if (s->lis) service_listener(*s);
     if (s->conn && s->conn->pc && !forked(*s)) service(*s);  // fork copies rest (fork.cc)
   }
+  for (auto& s : adopted_) {
+    if (s->conn) update_signals(*s);
+    socks_.push_back(std::move(s));
+  }
+  adopted_.clear();
   // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
   std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
     return !s->lis && !s->connecting && (!s->conn || !s->conn->pc);

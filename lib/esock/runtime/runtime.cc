@@ -360,6 +360,10 @@ void DdpRuntime::poll_listener(Socket& s, std::vector<pollfd>* pfds,
     pfds->push_back(pollfd{l.pl->poll_fd(), POLLIN, 0});
     polled(nullptr);
   }
+  if (l.fork_relay) {  // a fork child asking for a connection
+    pfds->push_back(pollfd{l.fork_relay->poll_fd(), POLLIN, 0});
+    polled(nullptr);
+  }
   for (const StackListen::Negotiating& n : l.negotiating) {
     const short ev = n.pc->poll_events();
     if (ev == 0 || n.pc->poll_fd() < 0) continue;
@@ -406,6 +410,7 @@ void DdpRuntime::service_listener(Socket& s) {
     queue_ready(l);  // the queue's receiving end is the application's number
     return;
   }
+  if (l.fork_relay) l.fork_relay->step(s, &adopted_);  // fork children asking
   set_readable(l.sig_a, l.sig_l, !l.ready.empty(), &l.sig_readable);
 }
 

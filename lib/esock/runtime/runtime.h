@@ -237,6 +237,8 @@ class DdpRuntime {
   };
   std::vector<GivenUp> given_up_;
   std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
+  // Sockets a round made (a listener's fork relays): added once the round is over.
+  std::vector<std::shared_ptr<Socket>> adopted_;
 };
 
 // The writability of an application's number (A of the signal pair, docs/sockets.md "fd
@@ -244,6 +246,14 @@ class DdpRuntime {
 // draining it at L makes it writable again.
 void signal_fill(int sig_a);
 void signal_drain(int sig_l);
+
+// Whether every installed signal handler asks for restarted calls (SA_RESTART). poll(2) is
+// never restarted, so a wait in it that stands in for a call the kernel would restart
+// (accept, signal(7)) restarts itself only then: which signal interrupted it is not known,
+// so only when no handler would have made the call fail with EINTR. Fault signals (esock's
+// memory probe installs SIGSEGV and SIGBUS handlers) come from the faulting instruction,
+// never into a blocked call, and do not count.
+bool every_handler_restarts();
 
 // Whether the readiness shims (shim/wait.cc) should call DdpRuntime::wait_ready: an own
 // stack runs in this process in auto or inline mode. One relaxed load.

@@ -22,6 +22,8 @@
 
 namespace esock::sockets {
 
+class Socket;
+
 // An established DDPMODE connection and its readiness signal: the application's number
 // is one end (A) of an AF_UNIX socketpair; the library keeps L and a private dup of A.
 struct Conn {
@@ -54,6 +56,21 @@ struct Conn {
   // child's copy became, and that child's end between the fork handlers.
   std::unique_ptr<ForkRelay> relay;
   int relay_child_end = -1;
+};
+
+// A listener of an own stack whose fork children accept through the parent (ddpmode/
+// listen_relay.cc; docs/sockets.md, "Providers", fork): in a child, the numbers naming the
+// listener become the children's end of a SOCK_SEQPACKET pair; a child's accept asks the
+// parent (a one-octet request), and the parent's runtime answers with the child's end of a
+// fork relay (runtime/fork_relay.h) and the peer's name. Under the runtime lock.
+class ListenRelay {
+ public:
+  virtual ~ListenRelay() = default;
+  virtual int poll_fd() const = 0;    // the parent's end: readable when a child asks
+  virtual int child_end() const = 0;  // what the children's numbers become at fork
+  // Answers the children's requests from the listener's ready connections: each goes to a
+  // hidden socket (no number; its relay active) the runtime adds from *adopted.
+  virtual void step(Socket& listener, std::vector<std::shared_ptr<Socket>>* adopted) = 0;
 };
 
 // A listening DDPMODE socket of an own-stack provider: the listener lives in the
@@ -98,11 +115,10 @@ struct StackListen {
   bool dormant = false;
   std::deque<Negotiating> negotiating;
   std::deque<std::unique_ptr<ProviderConn>> ready;
+  std::unique_ptr<ListenRelay> fork_relay;  // an own stack's byte-stream listener
   // Connections never delivered: negotiation failed (rejected, reset, not MPA) or timed out.
   std::uint64_t setup_failed = 0, setup_timed_out = 0;
 };
-
-class Socket;
 
 // A connect in progress (ddpmode/conn_async.cc): TCP, then MPA as the initiator, moved on by
 // the runtime's rounds so that a non-blocking connect returns at once (EINPROGRESS) and a
@@ -162,6 +178,10 @@ class Socket {
   std::atomic<int> fd_refs{1};  // descriptor numbers in the table that name this socket
   bool nonblocking = false;
   bool orphaned = false;  // a fork child's copy: only close works
+  // A fork child's copy of an own stack's listener (ListenRelay): the number is the family
+  // queue's children's end; want_sent: this process asked its parent for a connection.
+  bool fork_queue = false;
+  bool want_sent = false;
   // Made DDPMODE by ESOCK_DDPMODE_ALL (esockrun --ddp), not by the application's setsockopt.
   bool implicit = false;
   bool rd_shut = false;

@@ -432,4 +432,52 @@ TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
   ::close(l);
 }
 
+// Pre-forked children accept on the listener they inherited (apache prefork's shape): the
+// stack is the parent's, so each accept asks the parent, which hands over the connection's
+// relay end with the peer's name.
+TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0) << std::strerror(errno);
+  constexpr int children = 2;
+  pid_t pid[children];
+  for (int i = 0; i < children; ++i) {
+    pid[i] = ::fork();
+    if (pid[i] == 0) {
+      sockaddr_in from{};
+      socklen_t fl = sizeof from;
+      const int c = ::accept(l, reinterpret_cast<sockaddr*>(&from), &fl);
+      if (c < 0) ::_exit(1);
+      char ip[INET_ADDRSTRLEN] = "?";
+      ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+      int bits = std::strcmp(ip, esock_dpdk_test::kPeerIp) == 0 ? 0 : 2;
+      std::uint8_t b[8];
+      if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
+      const auto v = pattern(200000, static_cast<std::uint32_t>(30 + i));
+      std::thread w([&] {
+        if (!write_all(c, v.data(), v.size())) bits |= 8;
+      });
+      std::vector<std::uint8_t> in(v.size());
+      if (!read_all(c, in.data(), in.size()) || in != v) bits |= 16;
+      w.join();
+      ::close(c);
+      ::_exit(bits);
+    }
+    ASSERT_GT(pid[i], 0);
+  }
+  int ctl[children];
+  for (int& c : ctl) {
+    c = PeerEnv::open("connect-back " + std::to_string(port));
+    ASSERT_GE(c, 0);
+  }
+  for (const pid_t p : pid) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(p, &status, 0), p);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 accept, 2 name, 4 hello, 8 write, 16 echo";
+  }
+  for (const int c : ctl) ::close(c);
+  ::close(l);
+}
+
 }  // namespace

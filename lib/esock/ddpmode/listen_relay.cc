@@ -1,0 +1,171 @@
+// Pre-forked children accepting on an own stack's listener (docs/sockets.md, "Providers",
+// fork): the stack is the parent's, so a child's copy of the listener is the children's end
+// of a SOCK_SEQPACKET pair the parent made at listen() (runtime/socket.h, ListenRelay), and
+// accept asks the parent for a connection:
+// * the child sends a one-octet request (at most one outstanding per process: each accept
+//   that finds none sends one, and so does adding the number to an epoll set, since an
+//   event-driven worker accepts only once its number polls readable);
+// * the parent's runtime answers each request with a negotiated connection from the
+//   listener's queue: the connection goes to a hidden socket whose fork relay
+//   (runtime/fork_relay.h) is active at once, and a message carrying the peer's name and the
+//   relay's other end (SCM_RIGHTS) goes into the pair;
+// * whichever child receives it gets that end as accept's result: a plain socket there.
+// The queue's children's end is one description the whole family shares: esock never
+// relies on its O_NONBLOCK (MSG_DONTWAIT and poll instead).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "esock/ddpmode/conn.h"
+#include "esock/process/libc.h"
+#include "esock/runtime/fork_relay.h"
+#include "esock/runtime/runtime.h"
+
+namespace esock::sockets {
+
+namespace {
+
+constexpr char want = 'w';
+
+class QueueListenRelay final : public ListenRelay {
+ public:
+  QueueListenRelay(int parent, int child) : parent_(parent), child_(child) {}
+  ~QueueListenRelay() override {
+    ESOCK_LIBC(close)(parent_);
+    ESOCK_LIBC(close)(child_);
+  }
+  int poll_fd() const override { return parent_; }
+  int child_end() const override { return child_; }
+
+  void step(Socket& ls, std::vector<std::shared_ptr<Socket>>* adopted) override {
+    char b[16];
+    for (ssize_t n; (n = ESOCK_LIBC(recv)(parent_, b, sizeof b, MSG_DONTWAIT)) > 0;)
+      if (b[0] == want) ++wants_;
+    StackListen& l = *ls.lis;
+    while (wants_ > 0 && !l.ready.empty()) {
+      std::unique_ptr<ProviderConn> pc = std::move(l.ready.front());
+      l.ready.pop_front();
+      if (auto s = relayed(ls, std::move(pc))) {
+        adopted->push_back(std::move(s));
+        --wants_;
+      }
+    }
+  }
+
+ private:
+  // The connection on a hidden socket with an active relay, and its other end sent to the
+  // children; null when that failed (the connection is then reset).
+  std::shared_ptr<Socket> relayed(const Socket& ls, std::unique_ptr<ProviderConn> pc) {
+    sockaddr_storage peer{};
+    socklen_t plen = sizeof peer;
+    if (pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
+    auto s = std::make_shared<Socket>();
+    s->set_msgmode(ls.msgmode());
+    if (attach(std::move(pc), false, *s) != 0) return nullptr;
+    int sp[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return nullptr;
+    const int mine = move_high(sp[0]);
+    ESOCK_LIBC(close)(sp[0]);
+    if (mine < 0) {
+      ESOCK_LIBC(close)(sp[1]);
+      return nullptr;
+    }
+    ESOCK_LIBC(fcntl)(mine, F_SETFL, O_NONBLOCK);
+    s->conn->relay = std::make_unique<ForkRelay>(mine);
+    s->conn->relay->activate();
+    // The message: the peer's name, and the child's end.
+    iovec iov{&peer, plen};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
+    const ssize_t sent = ESOCK_LIBC(sendmsg)(parent_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ESOCK_LIBC(close)(sp[1]);  // in flight in the queue now, or dropped
+    if (sent < 0) return nullptr;
+    s->set_state(Socket::State::closed);  // no number of this process names it
+    return s;
+  }
+
+  int parent_, child_;
+  int wants_ = 0;  // requests not answered yet
+};
+
+}  // namespace
+
+std::unique_ptr<ListenRelay> make_listen_relay() {
+  int sp[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) return nullptr;
+  const int parent = move_high(sp[0]), child = move_high(sp[1]);
+  ESOCK_LIBC(close)(sp[0]);
+  ESOCK_LIBC(close)(sp[1]);
+  if (parent < 0 || child < 0) {
+    for (int fd : {parent, child})
+      if (fd >= 0) ESOCK_LIBC(close)(fd);
+    return nullptr;
+  }
+  return std::make_unique<QueueListenRelay>(parent, child);
+}
+
+void ask_parent(int fd, Socket& s) {
+  std::lock_guard lk(DdpRuntime::get().mu);
+  if (s.want_sent) return;
+  s.want_sent = ESOCK_LIBC(send)(fd, &want, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1;
+}
+
+int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
+  for (;;) {
+    ask_parent(fd, ls);
+    sockaddr_storage peer{};
+    iovec iov{&peer, sizeof peer};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+    const int cloexec = (flags & SOCK_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0;
+    const ssize_t n = ESOCK_LIBC(recvmsg)(fd, &m, MSG_DONTWAIT | cloexec);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      bool nonblocking;
+      {
+        std::lock_guard lk(DdpRuntime::get().mu);
+        nonblocking = ls.nonblocking;
+      }
+      if (nonblocking) return errno_fail(EAGAIN);
+      pollfd p{fd, POLLIN, 0};
+      if (ESOCK_LIBC(poll)(&p, 1, -1) < 0 && errno == EINTR && !every_handler_restarts())
+        return errno_fail(EINTR);
+      continue;
+    }
+    if (n < 0) return -1;
+    if (n == 0) return errno_fail(EINVAL);  // the parent's listener is gone
+    const cmsghdr* c = CMSG_FIRSTHDR(&m);
+    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) continue;  // not ours: dropped
+    int a = -1;
+    std::memcpy(&a, CMSG_DATA(c), sizeof a);
+    {
+      std::lock_guard lk(DdpRuntime::get().mu);
+      ls.want_sent = false;  // answered (this process's or another child's request)
+    }
+    if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
+    if (addr != nullptr && len != nullptr) {  // accept(2): truncated to *len, full size back
+      const auto plen = static_cast<socklen_t>(n);
+      std::memcpy(addr, &peer, std::min(*len, plen));
+      *len = plen;
+    }
+    return a;
+  }
+}
+
+}  // namespace esock::sockets
