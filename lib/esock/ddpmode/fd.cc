@@ -119,6 +119,13 @@ void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
   // An event-driven worker accepts only once its listener polls readable: adding a fork
   // child's copy to an epoll set asks the parent for a connection (listen_relay.cc).
   if (s->fork_queue && op == EPOLL_CTL_ADD) ask_parent(fd, *s);
+  // The same for a ksock child's dormant copy of a shared listener: it starts taking
+  // connections, so workers that wait in epoll keep a server going whose parent closed
+  // its listener after forking them (runtime/listen_queue.h).
+  if (op == EPOLL_CTL_ADD) {
+    std::lock_guard lk(DdpRuntime::get().mu);
+    if (s->lis && s->lis->dormant) DdpRuntime::get().activate(*s->lis);
+  }
   std::lock_guard lk(s->mu);
   auto& w = s->epoll_watches;
   const auto it = std::find_if(w.begin(), w.end(),

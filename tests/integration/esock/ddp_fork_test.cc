@@ -4,6 +4,7 @@
 // keeps it and its child's copy is orphaned.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -194,6 +195,36 @@ TEST(DdpFork, AForkingServerKeepsAcceptingWhileItsChildrenCloseTheirListenerCopi
     EXPECT_EQ(exit_code(child), 0);
   }
   ::close(lfd);
+}
+
+// Event-driven pre-forked workers (nginx's shape): each adds the listener it inherited to an
+// epoll set and accepts only once it polls readable, and the parent closes its own copy.
+// Before, the workers' copies stayed dormant until an accept, nobody took the connection
+// from the kernel, and the server hung.
+TEST(DdpFork, EpollWorkersServeAfterTheParentClosedItsListener) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    if (::epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev) != 0) ::_exit(1);
+    epoll_event got{};
+    if (::epoll_wait(ep, &got, 1, 10000) != 1) ::_exit(2);
+    const int c = ::accept(lfd, nullptr, nullptr);
+    if (c < 0) ::_exit(3);
+    serve_upper(c, 4, false);
+  }
+  ASSERT_GT(child, 0);
+  ::close(lfd);  // only the worker's copy is left
+  const int cli = ddp_connect(port);
+  ASSERT_GE(cli, 0) << std::strerror(errno);
+  ASSERT_EQ(::write(cli, "epol", 4), 4);
+  EXPECT_EQ(read_n(cli, 4), "EPOL");
+  ::close(cli);
+  EXPECT_EQ(exit_code(child), 0);
 }
 
 }  // namespace
