@@ -4,6 +4,7 @@
 // so esock never re-enters its own shims.
 #pragma once
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -53,7 +54,10 @@ namespace esock::sockets {
   X(poll, int, (pollfd*, nfds_t, int))                                                 \
   X(select, int, (int, fd_set*, fd_set*, fd_set*, timeval*))                           \
   X(epoll_wait, int, (int, epoll_event*, int, int))                                    \
-  X(epoll_ctl, int, (int, int, int, epoll_event*))
+  X(epoll_ctl, int, (int, int, int, epoll_event*))                                     \
+  X(sendmmsg, int, (int, mmsghdr*, unsigned int, int))                                 \
+  X(recvmmsg, int, (int, mmsghdr*, unsigned int, int, timespec*))                      \
+  X(splice, ssize_t, (int, loff_t*, int, loff_t*, size_t, unsigned int))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;

@@ -10,6 +10,7 @@
 
 #include "ddp_helpers.h"
 #include "msgmode_checks.h"
+#include "stream_call_checks.h"
 
 using namespace esock_test;
 
@@ -174,6 +175,22 @@ TEST(DdpData, MsgmodeKeepsBoundaries) {
   ::close(fd);
   server.join();
   ::close(lfd);
+}
+
+// splice and sendmmsg/recvmmsg on a DDPMODE socket move the connection's octets (issue 14:
+// calls the kernel would have served from the signal socket).
+TEST(DdpData, SpliceAndBatchCallsMoveTheStream) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  std::thread echo([&] {
+    std::vector<std::uint8_t> b(65536);
+    for (ssize_t n; (n = ::read(p.srv, b.data(), b.size())) > 0;)
+      if (!write_all(p.srv, b.data(), static_cast<std::size_t>(n))) break;
+  });
+  expect_splice_both_ways(p.cli);
+  expect_mmsg_batches(p.cli);
+  ::shutdown(p.cli, SHUT_WR);
+  echo.join();
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "ddp_helpers.h"
 #include "peer_env.h"
+#include "stream_call_checks.h"
 
 using namespace esock_test;
 using esock_dpdk_test::PeerEnv;
@@ -478,6 +479,15 @@ TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
   }
   for (const int c : ctl) ::close(c);
   ::close(l);
+}
+
+// splice and sendmmsg/recvmmsg move the connection's octets over dpdk too.
+TEST(DpdkFd, SpliceAndBatchCallsMoveTheStream) {
+  const int fd = PeerEnv::open("echo");
+  ASSERT_GE(fd, 0);
+  expect_splice_both_ways(fd);
+  expect_mmsg_batches(fd);
+  ::close(fd);
 }
 
 }  // namespace
