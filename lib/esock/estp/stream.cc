@@ -82,6 +82,9 @@ void Stream::progress() {
 }
 
 void Stream::fail(int err) {
+  // A reset after the peer's FIN (CLOSE-WAIT: what a write to a peer that closed its socket
+  // draws) reads as EPIPE, as the kernel's tcp_reset reports it there.
+  if (err == ECONNRESET && (peer_fin_ || peer_closed_)) err = EPIPE;
   if (error_ == 0) error_ = err;
 }
 

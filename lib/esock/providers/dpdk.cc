@@ -128,6 +128,9 @@ class DpdkConn final : public ProviderConn {
     if (ep_) ep_->close();
     flush();
   }
+  void abort() override {
+    if (ep_) ep_->abort();
+  }
   void hold_input(bool on) override {
     hold_ = on;
     if (ep_) ep_->hold_input(on);

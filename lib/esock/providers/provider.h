@@ -53,6 +53,10 @@ class ProviderConn {
   virtual TransportState transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).
   virtual void shutdown() = 0;
+  // Abortive close (SO_LINGER with a zero time, socket(7)): the transport resets at once,
+  // whatever is queued. Kernel TCP does it itself when its socket closes (the option is on
+  // it); an own stack resets its connection here.
+  virtual void abort() {}
   // While on, nothing is read from the transport (the kernel or stack buffers it, flow
   // control pushes back): RAWMODE starts so, until the application's first work request.
   virtual void hold_input(bool on) = 0;

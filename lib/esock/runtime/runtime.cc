@@ -65,6 +65,15 @@ void signal_drain(int sig_l) {
 
 namespace {
 
+// The application set SO_LINGER with a zero time on the socket its options go to.
+bool lingers_zero(const Conn& c) {
+  const int fd = c.pc->option_fd() >= 0 ? c.pc->option_fd() : c.opt_fd;
+  linger lg{};
+  socklen_t l = sizeof lg;
+  return fd >= 0 && ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_LINGER, &lg, &l) == 0 &&
+         lg.l_onoff != 0 && lg.l_linger == 0;
+}
+
 void close_all(std::initializer_list<int*> fds) {
   for (int* fd : fds) {
     if (*fd >= 0) ESOCK_LIBC(close)(*fd);
@@ -216,6 +225,13 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
     c.relay->activate();
     close_all({&c.sig_a, &c.sig_l});
     wake();
+    return;
+  }
+  if (lingers_zero(c)) {
+    // SO_LINGER with a zero time (socket(7)): what is queued is discarded and the peer gets
+    // a reset at once, as from the kernel's close.
+    c.pc->abort();
+    c.release();
     return;
   }
   if (c.stream) {

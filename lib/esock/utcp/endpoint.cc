@@ -72,6 +72,13 @@ Endpoint::State Endpoint::state() const {
   return State::closed;
 }
 
+void Endpoint::abort() {
+  if (conn_ == nullptr) return;
+  conn_->set_user(nullptr);
+  stack_.abort(conn_);  // RFC 9293 3.10.5 (ABORT): RST, the TCB goes
+  conn_ = nullptr;
+}
+
 void Endpoint::release_tcp() {
   if (conn_ == nullptr) return;
   conn_->set_user(nullptr);

@@ -77,6 +77,8 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   bool progress();
   // Orderly close: what is queued goes out, then FIN (RFC 5040 section 5: the LLP closes).
   void close();
+  // Abortive close (SO_LINGER with a zero time): TCP resets at once, nothing queued goes out.
+  void abort();
   // While on, octets after the MPA negotiation stay with TCP (its window pushes back), so
   // an owner can post its first receives before any peer message is processed (a Send with
   // no receive posted is an error, RFC 5040 section 7.1). Out-of-order segments are still

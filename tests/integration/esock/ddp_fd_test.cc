@@ -639,4 +639,27 @@ TEST(DdpFd, PollOutFollowsCreditsForNonBlockingWriters) {
   ::close(ep);
 }
 
+// accept4's flags apply to the accepted number; plain accept gives neither.
+TEST(DdpFd, Accept4FlagsApplyToTheAcceptedNumber) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  const int cli = ddp_connect(port);
+  const int cli2 = ddp_connect(port);
+  ASSERT_GE(cli, 0);
+  ASSERT_GE(cli2, 0);
+  const int a = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  ASSERT_GE(a, 0) << std::strerror(errno);
+  EXPECT_TRUE(::fcntl(a, F_GETFL) & O_NONBLOCK);
+  EXPECT_TRUE(::fcntl(a, F_GETFD) & FD_CLOEXEC);
+  char b[4];
+  EXPECT_EQ(::read(a, b, sizeof b), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  const int c = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(c, 0);
+  EXPECT_FALSE(::fcntl(c, F_GETFL) & O_NONBLOCK);
+  EXPECT_FALSE(::fcntl(c, F_GETFD) & FD_CLOEXEC);
+  for (int fd : {a, c, cli, cli2, lfd}) ::close(fd);
+}
+
 }  // namespace

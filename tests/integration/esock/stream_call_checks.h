@@ -1,14 +1,25 @@
-// GoogleTest checks of the less common data calls on a DDPMODE byte stream (splice through a
-// pipe, sendmmsg/recvmmsg), shared by the ksock and dpdk suites and run over a connection
-// whose peer echoes every octet. Without their shims these calls moved the signal socket's
-// octets instead of the connection's (docs/sockets.md, "fd model").
+// GoogleTest checks of the data and descriptor calls on a DDPMODE byte stream, shared by the
+// ksock and dpdk suites (issue 14: "tests for each semantic on both providers") and run over
+// a connection whose peer echoes every octet: MSG_PEEK/MSG_WAITALL/MSG_DONTWAIT, vectored
+// calls, FIONBIO/FIONREAD/SIOCOUTQ, O_NONBLOCK shared by dup'd numbers, sendfile, splice,
+// sendmmsg/recvmmsg, shutdown(SHUT_RD). Without their shims splice and the batch calls moved
+// the signal socket's octets instead of the connection's (docs/sockets.md, "fd model").
 #pragma once
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/sockios.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -88,6 +99,139 @@ inline void expect_mmsg_batches(int fd) {
     for (int i = 0; i < n; ++i) got.append(b[i], in[i].msg_len);
   }
   EXPECT_EQ(got, want);
+}
+
+// The echo of n octets has arrived: FIONREAD says so (bounded wait).
+inline bool echo_arrived(int fd, int n) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int q = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (::ioctl(fd, FIONREAD, &q) == 0 && q >= n) return true;
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, 10);
+  }
+  return false;
+}
+
+// MSG_PEEK leaves the octets, MSG_WAITALL waits for all, MSG_DONTWAIT never waits.
+inline void expect_recv_flags(int fd) {
+  ASSERT_EQ(::send(fd, "abcdef", 6, MSG_DONTWAIT), 6);
+  ASSERT_TRUE(echo_arrived(fd, 3));
+  char b[8] = {};
+  ASSERT_EQ(::recv(fd, b, 3, MSG_PEEK), 3);
+  EXPECT_EQ(std::string(b, 3), "abc");
+  ASSERT_EQ(::recv(fd, b, 6, MSG_WAITALL), 6);
+  EXPECT_EQ(std::string(b, 6), "abcdef");
+  EXPECT_EQ(::recv(fd, b, sizeof b, MSG_DONTWAIT), -1);
+  EXPECT_EQ(errno, EAGAIN);
+}
+
+// writev/sendmsg with several pieces, readv/recvmsg scattering the echo.
+inline void expect_vector_calls(int fd) {
+  char a[] = "12", b[] = "345", c[] = "6789";
+  iovec out[3] = {{a, 2}, {b, 3}, {c, 4}};
+  ASSERT_EQ(::writev(fd, out, 3), 9);
+  msghdr m{};
+  m.msg_iov = out;
+  m.msg_iovlen = 3;
+  ASSERT_EQ(::sendmsg(fd, &m, 0), 9);
+  char x[4] = {}, y[5] = {};
+  iovec in[2] = {{x, sizeof x}, {y, sizeof y}};
+  ASSERT_TRUE(echo_arrived(fd, 18));
+  ASSERT_EQ(::readv(fd, in, 2), 9);
+  EXPECT_EQ(std::string(x, 4) + std::string(y, 5), "123456789");
+  msghdr r{};
+  r.msg_iov = in;
+  r.msg_iovlen = 2;
+  ASSERT_EQ(::recvmsg(fd, &r, MSG_WAITALL), 9);
+  EXPECT_EQ(std::string(x, 4) + std::string(y, 5), "123456789");
+}
+
+// FIONBIO as O_NONBLOCK; FIONREAD what a read returns; SIOCOUTQ 0 once the peer took all.
+inline void expect_ioctls(int fd) {
+  int on = 1;
+  ASSERT_EQ(::ioctl(fd, FIONBIO, &on), 0);
+  EXPECT_TRUE(::fcntl(fd, F_GETFL) & O_NONBLOCK);
+  char b[128];
+  EXPECT_EQ(::read(fd, b, sizeof b), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  on = 0;
+  ASSERT_EQ(::ioctl(fd, FIONBIO, &on), 0);
+  EXPECT_FALSE(::fcntl(fd, F_GETFL) & O_NONBLOCK);
+  const auto v = pattern(100, 3);
+  ASSERT_TRUE(write_all(fd, v.data(), v.size()));
+  ASSERT_TRUE(echo_arrived(fd, 100));
+  int q = -1;
+  ASSERT_EQ(::ioctl(fd, FIONREAD, &q), 0);
+  EXPECT_EQ(q, 100);
+  ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 100));
+  ASSERT_EQ(::ioctl(fd, SIOCOUTQ, &q), 0);
+  EXPECT_EQ(q, 0);
+}
+
+// O_NONBLOCK set through one number holds for every dup of it (one open file description).
+inline void expect_nonblock_shared_by_dups(int fd) {
+  const int d = ::dup(fd);
+  ASSERT_GE(d, 0);
+  ASSERT_EQ(::fcntl(d, F_SETFL, O_NONBLOCK), 0);
+  EXPECT_TRUE(::fcntl(fd, F_GETFL) & O_NONBLOCK);
+  char b[4];
+  EXPECT_EQ(::read(fd, b, sizeof b), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  ASSERT_EQ(::fcntl(fd, F_SETFL, 0), 0);
+  EXPECT_FALSE(::fcntl(d, F_GETFL) & O_NONBLOCK);
+  ::close(d);
+}
+
+// sendfile from a file with and without an offset; the echo equals the file.
+inline void expect_sendfile(int fd) {
+  const auto v = pattern(300000, 5);
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  const int in = ::fileno(f);
+  ASSERT_TRUE(write_all(in, v.data(), v.size()));
+  off_t off = 0;
+  std::vector<std::uint8_t> back(2 * v.size());
+  std::thread reader([&] { EXPECT_TRUE(read_all(fd, back.data(), back.size())); });
+  for (std::size_t sent = 0; sent < v.size();) {
+    const ssize_t n = ::sendfile(fd, in, &off, v.size() - sent);
+    ASSERT_GT(n, 0) << std::strerror(errno);
+    sent += static_cast<std::size_t>(n);
+  }
+  EXPECT_EQ(off, static_cast<off_t>(v.size()));
+  ASSERT_EQ(::lseek(in, 0, SEEK_SET), 0);
+  for (std::size_t sent = 0; sent < v.size();) {  // no offset: the file position moves
+    const ssize_t n = ::sendfile(fd, in, nullptr, v.size() - sent);
+    ASSERT_GT(n, 0) << std::strerror(errno);
+    sent += static_cast<std::size_t>(n);
+  }
+  EXPECT_EQ(::lseek(in, 0, SEEK_CUR), static_cast<off_t>(v.size()));
+  reader.join();
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), back.begin()));
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), back.begin() + static_cast<std::ptrdiff_t>(v.size())));
+  std::fclose(f);
+}
+
+// shutdown(SHUT_RD): reads end at once (0, and POLLIN), writing still works. Run over a
+// peer that discards what it gets (an echo would write to a reader that is gone).
+inline void expect_shut_rd(int fd) {
+  ASSERT_EQ(::shutdown(fd, SHUT_RD), 0);
+  char b[4];
+  EXPECT_EQ(::read(fd, b, sizeof b), 0);
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 1);
+  EXPECT_EQ(::send(fd, "w", 1, MSG_NOSIGNAL), 1);
+}
+
+// All of the above on one echoed connection, in an order that leaves nothing unread.
+inline void expect_every_call(int fd) {
+  expect_recv_flags(fd);
+  expect_vector_calls(fd);
+  expect_ioctls(fd);
+  expect_nonblock_shared_by_dups(fd);
+  expect_sendfile(fd);
+  expect_splice_both_ways(fd);
+  expect_mmsg_batches(fd);
 }
 
 }  // namespace esock_test

@@ -481,13 +481,73 @@ TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
   ::close(l);
 }
 
-// splice and sendmmsg/recvmmsg move the connection's octets over dpdk too.
-TEST(DpdkFd, SpliceAndBatchCallsMoveTheStream) {
+// Every data and descriptor call on one echoed connection (stream_call_checks.h).
+TEST(DpdkFd, EveryCallOnAnEchoedStream) {
   const int fd = PeerEnv::open("echo");
   ASSERT_GE(fd, 0);
-  expect_splice_both_ways(fd);
-  expect_mmsg_batches(fd);
+  expect_every_call(fd);
   ::close(fd);
+  const int h = PeerEnv::open("hold");
+  ASSERT_GE(h, 0);
+  expect_shut_rd(h);
+  ::close(h);
+}
+
+// The peer closes with SO_LINGER 0 (its esock stack resets the connection, as the kernel's
+// close does): what it sent before is read, then ECONNRESET and a hang-up.
+TEST(DpdkFd, PeerResetGivesEconnreset) {
+  const int fd = PeerEnv::open("reset");
+  ASSERT_GE(fd, 0);
+  char b[32];
+  ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 10));
+  EXPECT_EQ(std::memcmp(b, "last words", 10), 0);
+  ASSERT_EQ(::write(fd, "g", 1), 1);
+  ASSERT_TRUE(wait_for(fd, POLLIN));
+  EXPECT_EQ(::read(fd, b, sizeof b), -1);
+  EXPECT_EQ(errno, ECONNRESET);
+  pollfd pf{fd, POLLIN, 0};
+  EXPECT_EQ(::poll(&pf, 1, 0), 1);
+  EXPECT_TRUE(pf.revents & POLLHUP);
+  ::close(fd);
+}
+
+// Issue 14, item 1 over dpdk: once the peer closed its socket, a write fails with EPIPE (no
+// SIGPIPE with MSG_NOSIGNAL), as on TCP.
+TEST(DpdkFd, WriteAfterThePeerClosedFailsWithEpipe) {
+  const int fd = PeerEnv::open("send 10");  // ten octets, then the peer closes
+  ASSERT_GE(fd, 0);
+  std::uint8_t b[16];
+  ASSERT_TRUE(read_all(fd, b, 10));
+  ASSERT_TRUE(wait_for(fd, POLLIN));
+  EXPECT_EQ(::read(fd, b, sizeof b), 0);
+  ssize_t r = 0;
+  for (int i = 0; i < 100 && r >= 0; ++i) {  // the peer's FIN may still be on its way
+    r = ::send(fd, "x", 1, MSG_NOSIGNAL);
+    if (r >= 0) ::usleep(10 * 1000);
+  }
+  EXPECT_EQ(r, -1);
+  EXPECT_EQ(errno, EPIPE);
+  ::close(fd);
+}
+
+// accept4's flags apply to the accepted number.
+TEST(DpdkFd, Accept4FlagsApplyToTheAcceptedNumber) {
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0);
+  const int ctl = PeerEnv::open("connect-back " + std::to_string(port));
+  ASSERT_GE(ctl, 0);
+  ASSERT_TRUE(wait_for(l, POLLIN));
+  const int c = ::accept4(l, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  ASSERT_GE(c, 0) << std::strerror(errno);
+  EXPECT_TRUE(::fcntl(c, F_GETFL) & O_NONBLOCK);
+  EXPECT_TRUE(::fcntl(c, F_GETFD) & FD_CLOEXEC);
+  std::uint8_t b[5];
+  ASSERT_TRUE(wait_for(c, POLLIN));
+  ASSERT_EQ(::read(c, b, 5), 5);
+  ::close(c);
+  ::close(ctl);
+  ::close(l);
 }
 
 }  // namespace

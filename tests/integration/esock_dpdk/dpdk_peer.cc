@@ -6,6 +6,7 @@
 //   echo            echo until EOF, then close
 //   send N          write N octets of pattern(N, 7) (ddp_helpers.h), then close
 //   hold            read and discard until EOF (never writes), then close
+//   reset           write "last words", read one octet, then close with SO_LINGER 0 (RST)
 //   names           write "LOCAL_IP:PORT PEER_IP:PORT\n" (getsockname/getpeername), then
 //                   discard until EOF
 //   connect-back P  connect in DDPMODE to the client's address, port P; write "back\n" on
@@ -95,6 +96,13 @@ void serve(int fd) {
   } else if (cmd.rfind("send ", 0) == 0) {
     const auto v = pattern(std::strtoul(cmd.c_str() + 5, nullptr, 10), 7);
     if (!write_all(fd, v.data(), v.size())) fail("write (send)");
+  } else if (cmd == "reset") {
+    // "last words", then, once the client sends an octet, an abortive close (RST).
+    linger lg{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    if (!write_all(fd, reinterpret_cast<const std::uint8_t*>("last words"), 10)) fail("write");
+    char b;
+    if (::read(fd, &b, 1) != 1) fail("read (reset)");
   } else if (cmd == "hold") {
     discard_until_eof(fd);
   } else if (cmd == "names") {

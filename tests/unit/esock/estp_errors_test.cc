@@ -213,6 +213,16 @@ TEST(EstpTx, AFailedSendCompletionIsAReset) {
   expect_failed(e, ECONNRESET);
 }
 
+// tcp_reset's CLOSE-WAIT case: once the peer closed its socket (TCP FIN), the reset that a
+// write then draws is EPIPE, not ECONNRESET.
+TEST(EstpTx, AResetAfterThePeersFinIsEpipe) {
+  Lone e(local());
+  e.s().peer_closed();
+  ASSERT_EQ(e.s().write(bytes(10), false), -EPIPE);
+  e.s().fail(ECONNRESET);
+  EXPECT_EQ(e.s().error(), EPIPE);
+}
+
 TEST(EstpTx, AFailedPostSendFailsTheWriteWithReset) {
   Lone e(local());
   e.v.send_error = EINVAL;  // the queue pair is no longer in RTS
