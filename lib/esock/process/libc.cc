@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 
 namespace esock::sockets {
 
@@ -27,6 +29,14 @@ namespace {
 }
 }  // namespace
 
+namespace {
+std::atomic<int> lowest_private{INT_MAX};
+}  // namespace
+
+int lowest_private_fd() {
+  return lowest_private.load(std::memory_order_relaxed);
+}
+
 int move_high(int fd) {
   rlimit rl{};
   int base = 64;
@@ -34,6 +44,8 @@ int move_high(int fd) {
     base = static_cast<int>(std::min<rlim_t>(rl.rlim_cur / 2, 1 << 15));
   int r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, base);
   if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
+  for (int low = lowest_private.load(); r >= 0 && r < low;)
+    if (lowest_private.compare_exchange_weak(low, r)) break;
   return r;
 }
 

@@ -57,7 +57,12 @@ namespace esock::sockets {
   X(epoll_ctl, int, (int, int, int, epoll_event*))                                     \
   X(sendmmsg, int, (int, mmsghdr*, unsigned int, int))                                 \
   X(recvmmsg, int, (int, mmsghdr*, unsigned int, int, timespec*))                      \
-  X(splice, ssize_t, (int, loff_t*, int, loff_t*, size_t, unsigned int))
+  X(splice, ssize_t, (int, loff_t*, int, loff_t*, size_t, unsigned int))               \
+  X(preadv2, ssize_t, (int, const iovec*, int, off_t, int))                            \
+  X(pwritev2, ssize_t, (int, const iovec*, int, off_t, int))                           \
+  X(preadv64v2, ssize_t, (int, const iovec*, int, off64_t, int))                       \
+  X(pwritev64v2, ssize_t, (int, const iovec*, int, off64_t, int))                      \
+  X(close_range, int, (unsigned int, unsigned int, int))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;
@@ -74,6 +79,9 @@ void resolve_libc();
 // from socket()/accept(); they are close-on-exec. The new number (a duplicate: close the
 // old one) or -1.
 int move_high(int fd);
+// The lowest number move_high has given so far (INT_MAX before the first): close_range and
+// closefrom spare esock's close-on-exec descriptors from there up (shim/fd.cc).
+int lowest_private_fd();
 
 // The function pointer for name, resolving first if the constructor has not run yet.
 #define ESOCK_LIBC(name)                                       \

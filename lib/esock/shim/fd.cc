@@ -1,11 +1,17 @@
 // Interposed descriptor calls: the kernel does the work, then the DDPMODE table follows the
 // numbers (a dup shares the Socket, a close drops a reference, dup2 over a DDPMODE number
 // drops that one's).
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "esock/ddpmode/ops.h"
 #include "esock/process/libc.h"
@@ -43,9 +49,52 @@ int dup_over(int oldfd, int newfd, Dup dup) {
   return r;
 }
 
+// close_range/closefrom over [lo, hi]:
+// * the DDPMODE numbers there leave the table first (as close does), so a number reused
+//   later is never taken for the old socket;
+// * esock's own descriptors (move_high: close-on-exec, from the lowest it made up) carry the
+//   process's DDPMODE connections and stay open. Up there only what is not close-on-exec
+//   closes, looked up in /proc/self/fd; a program's close-on-exec descriptors that high stay
+//   open too (an exec, what closefrom usually precedes, closes them anyway).
+int close_numbers(unsigned lo, unsigned hi, int flags) {
+  std::vector<std::shared_ptr<esock::sockets::Socket>> taken;
+  const unsigned top = std::min<unsigned>(hi, esock::sockets::max_ddp_fd - 1);
+  for (unsigned fd = lo; fd <= top && lo < esock::sockets::max_ddp_fd; ++fd)
+    if (fd_is_ddp(static_cast<int>(fd)))
+      taken.push_back(esock::sockets::fd_take(static_cast<int>(fd)));
+  const auto priv = static_cast<unsigned>(esock::sockets::lowest_private_fd());
+  int r = 0;
+  if (lo < priv) r = ESOCK_LIBC(close_range)(lo, std::min(hi, priv - 1), flags);
+  if (r == 0 && hi >= priv) {
+    std::vector<int> high;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+      while (const dirent* e = ::readdir(d)) {
+        const long fd = std::strtol(e->d_name, nullptr, 10);
+        if (e->d_name[0] != '.' && fd >= std::max(lo, priv) && fd <= hi)
+          high.push_back(static_cast<int>(fd));
+      }
+      ::closedir(d);
+    }
+    for (int fd : high)
+      if ((ESOCK_LIBC(fcntl)(fd, F_GETFD) & FD_CLOEXEC) == 0) ESOCK_LIBC(close)(fd);
+  }
+  for (auto& s : taken) esock::sockets::ddp_release(std::move(s));
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
+
+int close_range(unsigned int lo, unsigned int hi, int flags) {
+  if ((flags & CLOSE_RANGE_CLOEXEC) || lo > hi)  // marks and closes nothing, or EINVAL
+    return ESOCK_LIBC(close_range)(lo, hi, flags);
+  return close_numbers(lo, hi, flags);
+}
+
+void closefrom(int lo) {
+  (void)close_numbers(static_cast<unsigned>(lo < 0 ? 0 : lo), ~0u, 0);
+}
 
 int close(int fd) {
   if (fd_is_ddp(fd)) [[unlikely]] {

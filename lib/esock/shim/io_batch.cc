@@ -1,13 +1,15 @@
-// Interposed batch and pipe calls: sendmmsg/recvmmsg and splice. On a DDPMODE number the
-// kernel would move the signal socket's octets (docs/sockets.md, "fd model"), not the
-// connection's: these go to the stream protocol too, message by message, or through a
+// Interposed batch, pipe and vector calls: sendmmsg/recvmmsg, splice, preadv2/pwritev2. On a
+// DDPMODE number the kernel would move the signal socket's octets (docs/sockets.md, "fd model"),
+// not the connection's: these go to the stream protocol too, message by message, or through a
 // bounce buffer for splice. Pass-through costs one flag load per descriptor.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstddef>
 
 #include "esock/ddpmode/ops.h"
@@ -75,9 +77,51 @@ ssize_t splice_to_ddp(int pipe, int sock, std::size_t len) {
   return got;
 }
 
+// preadv2/pwritev2 on a socket: offset -1 means "the current position", which a socket
+// reads and writes as readv/writev do; any other offset is ESPIPE. RWF_NOWAIT does not wait.
+ssize_t ddp_vec2(int fd, const iovec* iov, int cnt, long long offset, int flags, bool out) {
+  if (offset != -1) {
+    errno = ESPIPE;
+    return -1;
+  }
+  if (cnt < 0 || cnt > IOV_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  msghdr m{};
+  m.msg_iov = const_cast<iovec*>(iov);
+  m.msg_iovlen = static_cast<std::size_t>(cnt);
+  const int f = (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0;
+  return out ? esock::sockets::ddp_sendmsg(fd, &m, f) : esock::sockets::ddp_recvmsg(fd, &m, f);
+}
+
 }  // namespace
 
 extern "C" {
+
+ssize_t preadv2(int fd, const iovec* iov, int cnt, off_t offset, int flags) {
+  if (!fd_is_ddp(fd)) [[likely]]
+    return ESOCK_LIBC(preadv2)(fd, iov, cnt, offset, flags);
+  return ddp_vec2(fd, iov, cnt, offset, flags, false);
+}
+
+ssize_t pwritev2(int fd, const iovec* iov, int cnt, off_t offset, int flags) {
+  if (!fd_is_ddp(fd)) [[likely]]
+    return ESOCK_LIBC(pwritev2)(fd, iov, cnt, offset, flags);
+  return ddp_vec2(fd, iov, cnt, offset, flags, true);
+}
+
+ssize_t preadv64v2(int fd, const iovec* iov, int cnt, off64_t offset, int flags) {
+  if (!fd_is_ddp(fd)) [[likely]]
+    return ESOCK_LIBC(preadv64v2)(fd, iov, cnt, offset, flags);
+  return ddp_vec2(fd, iov, cnt, offset, flags, false);
+}
+
+ssize_t pwritev64v2(int fd, const iovec* iov, int cnt, off64_t offset, int flags) {
+  if (!fd_is_ddp(fd)) [[likely]]
+    return ESOCK_LIBC(pwritev64v2)(fd, iov, cnt, offset, flags);
+  return ddp_vec2(fd, iov, cnt, offset, flags, true);
+}
 
 int sendmmsg(int fd, mmsghdr* v, unsigned int n, int flags) {
   if (!fd_is_ddp(fd)) [[likely]]

@@ -75,7 +75,8 @@ TEST(DdpConnect, NonBlockingReturnsAtOnceAndPollsWritableWhenUp) {
   ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
   epoll_event got{};
   ASSERT_EQ(::epoll_wait(ep, &got, 1, 10000), 1);
-  EXPECT_EQ(got.data.u64, 42u);
+  const std::uint64_t data = got.data.u64;  // (epoll_event is packed: no reference to it)
+  EXPECT_EQ(data, 42u);
   EXPECT_TRUE(got.events & EPOLLOUT);
   EXPECT_EQ(so_error(fd), 0);
   EXPECT_EQ(::connect(fd, sa, sizeof a), 0) << "the first connect after completion, as Linux";

@@ -145,6 +145,35 @@ inline void expect_vector_calls(int fd) {
   r.msg_iovlen = 2;
   ASSERT_EQ(::recvmsg(fd, &r, MSG_WAITALL), 9);
   EXPECT_EQ(std::string(x, 4) + std::string(y, 5), "123456789");
+  // preadv2/pwritev2 at offset -1 are readv/writev on a socket; an offset is ESPIPE.
+  ASSERT_EQ(::pwritev2(fd, out, 3, -1, 0), 9);
+  EXPECT_EQ(::pwritev2(fd, out, 3, 0, 0), -1);
+  EXPECT_EQ(errno, ESPIPE);
+  ASSERT_TRUE(echo_arrived(fd, 9));
+  ASSERT_EQ(::preadv2(fd, in, 2, -1, 0), 9);
+  EXPECT_EQ(std::string(x, 4) + std::string(y, 5), "123456789");
+  EXPECT_EQ(::preadv2(fd, in, 2, -1, RWF_NOWAIT), -1);
+  EXPECT_EQ(errno, EAGAIN);
+}
+
+// close_range and closefrom drop the DDPMODE numbers they close from esock's table, so a
+// number reused afterwards is a plain descriptor (before, it still routed to the old socket).
+inline void expect_close_range_forgets(int fd) {
+  const int d = ::fcntl(fd, F_DUPFD, 900);
+  ASSERT_GE(d, 900);
+  ASSERT_EQ(esock_is_ddp(d), 1);
+  ASSERT_EQ(::close_range(static_cast<unsigned>(d), static_cast<unsigned>(d), 0), 0);
+  EXPECT_EQ(esock_is_ddp(d), 0);
+  const int e = ::fcntl(fd, F_DUPFD, 950);
+  ASSERT_GE(e, 950);
+  ::closefrom(e);
+  EXPECT_EQ(esock_is_ddp(e), 0);
+  EXPECT_EQ(esock_is_ddp(fd), 1);  // the original number is untouched
+  // ... and so are esock's own descriptors above e, which carry the connection.
+  ASSERT_EQ(::write(fd, "ok", 2), 2);
+  char b[2];
+  ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 2));
+  EXPECT_EQ(std::string(b, 2), "ok");
 }
 
 // FIONBIO as O_NONBLOCK; FIONREAD what a read returns; SIOCOUTQ 0 once the peer took all.
@@ -232,6 +261,7 @@ inline void expect_every_call(int fd) {
   expect_sendfile(fd);
   expect_splice_both_ways(fd);
   expect_mmsg_batches(fd);
+  expect_close_range_forgets(fd);
 }
 
 }  // namespace esock_test
