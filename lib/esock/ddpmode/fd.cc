@@ -113,9 +113,9 @@ int ddp_option_fd(int fd) {
   return fd;
 }
 
-void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
+int ddp_epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
   auto s = fd_get(fd);
-  if (!s) return;
+  if (!s) return ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
   // An event-driven worker accepts only once its listener polls readable: adding a fork
   // child's copy to an epoll set asks the parent for a connection (listen_relay.cc).
   if (s->fork_queue && op == EPOLL_CTL_ADD) ask_parent(fd, *s);
@@ -126,7 +126,12 @@ void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
     std::lock_guard lk(DdpRuntime::get().mu);
     if (s->lis && s->lis->dormant) DdpRuntime::get().activate(*s->lis);
   }
+  // The kernel call and its record together under the socket's lock, which a connect
+  // falling back to plain TCP holds while it moves the sets to the new file
+  // (conn_async.cc): a registration is either moved or made on the new file, never lost.
   std::lock_guard lk(s->mu);
+  const int r = ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
+  if (r != 0) return r;
   auto& w = s->epoll_watches;
   const auto it = std::find_if(w.begin(), w.end(),
                                [&](const EpollWatch& x) { return x.epfd == epfd && x.fd == fd; });
@@ -140,6 +145,7 @@ void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev) {
       w.push_back(x);
     }
   }
+  return r;
 }
 
 int ddp_give_back_implicit(int fd, int refuse) {

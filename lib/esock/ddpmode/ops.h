@@ -37,8 +37,9 @@ int ddp_ioctl(int fd, unsigned long request, void* arg);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 // The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
 int ddp_option_fd(int fd);
-// After epoll_ctl(2) succeeded on a DDPMODE number: remembers the set (Socket::epoll_watches).
-void ddp_epoll_watch(int epfd, int op, int fd, const epoll_event* ev);
+// epoll_ctl(2) on a DDPMODE number: the kernel's, and the set remembered
+// (Socket::epoll_watches).
+int ddp_epoll_ctl(int epfd, int op, int fd, epoll_event* ev);
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len);
 // An own-stack provider cannot serve this socket where its program points it (an address
 // the stack does not have, or loopback): one esockrun --ddp made DDPMODE goes back to

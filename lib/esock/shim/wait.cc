@@ -66,10 +66,9 @@ int epoll_wait(int epfd, epoll_event* events, int max, int timeout) {
 // The epoll sets a DDPMODE number is in are remembered, so they keep watching it should a
 // connect fall back to plain TCP and another file take the number (ddpmode/conn_async.cc).
 int epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
-  const int r = ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
-  if (r == 0 && fd_is_ddp(fd)) [[unlikely]]
-    esock::sockets::ddp_epoll_watch(epfd, op, fd, ev);
-  return r;
+  if (fd_is_ddp(fd)) [[unlikely]]
+    return esock::sockets::ddp_epoll_ctl(epfd, op, fd, ev);
+  return ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
 }
 
 // select rewrites its sets (and Linux its timeout): every look starts from the caller's sets,
