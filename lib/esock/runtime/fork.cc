@@ -31,6 +31,9 @@ constexpr Duration decision_time = 200ms;
 constexpr Duration unclaimed_after = 10s;
 // How often a child's progress thread asks whether its parent decided.
 constexpr Duration claim_poll = 1ms;
+// An own stack's connections a fork child gets through its parent: the newest ones
+// (fork_relay.h); older ones are orphaned in the child, as before relays.
+constexpr int max_relays_per_fork = 64;
 
 // Drops this process's references to a connection's descriptors: the other copy, in
 // another process, keeps the kernel socket and the signal pair open.
@@ -44,24 +47,25 @@ void close_descriptors(Conn& c) {
 // end for the parent, the other for the child's copy of the application's numbers. Not for
 // MSGMODE (a byte stream would lose the message boundaries) nor RAWMODE, nor when an
 // earlier fork's relay is still undecided (that child has it).
-void make_relay(Socket& s) {
+bool make_relay(Socket& s) {
   Conn& c = *s.conn;
   if (!c.stream || s.msgmode() || c.relay || c.close_ladder.closing() || c.pc->survives_fork() ||
       s.state() != Socket::State::connected)
-    return;
+    return false;
   int sp[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return;
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return false;
   const int parent = move_high(sp[0]), child = move_high(sp[1]);
   ESOCK_LIBC(close)(sp[0]);
   ESOCK_LIBC(close)(sp[1]);
   if (parent < 0 || child < 0) {
     for (int fd : {parent, child})
       if (fd >= 0) ESOCK_LIBC(close)(fd);
-    return;
+    return false;
   }
   ESOCK_LIBC(fcntl)(parent, F_SETFL, O_NONBLOCK);
   c.relay = std::make_unique<ForkRelay>(parent);
   c.relay_child_end = child;
+  return true;
 }
 
 // The child: every number naming the socket becomes its end of the pair (descriptor and
@@ -196,8 +200,12 @@ void DdpRuntime::at_fork_prepare() {
       c.fork = Conn::Fork::deciding;
     if (c.fork == Conn::Fork::deciding) c.fork_deadline = until;
   }
-  for (const auto& s : rt.socks_)
-    if (s->conn && s->conn->pc) make_relay(*s);
+  // Relays for the newest connections only (socks_ is in the order they came): a forking
+  // server forks right after accept, and a program with thousands of connections that forks
+  // for something else (a background save) should not make thousands of pairs each time.
+  int made = 0;
+  for (auto it = rt.socks_.rbegin(); it != rt.socks_.rend() && made < max_relays_per_fork; ++it)
+    if ((*it)->conn && (*it)->conn->pc && make_relay(**it)) ++made;
 }
 
 void DdpRuntime::at_fork_parent() {
