@@ -62,7 +62,12 @@ namespace esock::sockets {
   X(pwritev2, ssize_t, (int, const iovec*, int, off_t, int))                           \
   X(preadv64v2, ssize_t, (int, const iovec*, int, off64_t, int))                       \
   X(pwritev64v2, ssize_t, (int, const iovec*, int, off64_t, int))                      \
-  X(close_range, int, (unsigned int, unsigned int, int))
+  X(close_range, int, (unsigned int, unsigned int, int))                               \
+  X(ppoll, int, (pollfd*, nfds_t, const timespec*, const sigset_t*))                   \
+  X(pselect, int, (int, fd_set*, fd_set*, fd_set*, const timespec*, const sigset_t*))  \
+  X(epoll_pwait, int, (int, epoll_event*, int, int, const sigset_t*))                  \
+  X(__poll_chk, int, (pollfd*, nfds_t, int, size_t))                                   \
+  X(__ppoll_chk, int, (pollfd*, nfds_t, const timespec*, const sigset_t*, size_t))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;

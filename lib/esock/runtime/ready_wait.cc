@@ -48,7 +48,8 @@ void DdpRuntime::enable_readiness_spin() {
     g_spins.store(true, std::memory_order_relaxed);
 }
 
-int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms) {
+int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms,
+                           const sigset_t* wait_mask) {
   if (timeout_ms == 0) return kernel(0);
   const auto start = CallClock::now();
   // Signals are held while spinning and looked for between rounds, so one that arrives
@@ -57,9 +58,12 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
   sigset_t callers;
   if (::pthread_sigmask(SIG_BLOCK, &hold, &callers) != 0) return kernel(timeout_ms);
   const auto unhold = [&] { ::pthread_sigmask(SIG_SETMASK, &callers, nullptr); };
-  sigset_t watched = hold;  // held now, deliverable to the caller before
+  // Held now, deliverable during the caller's wait: not in its mask, or (ppoll, pselect,
+  // epoll_pwait) not in the mask it gave for the wait, which each look applies too.
+  const sigset_t& during = wait_mask != nullptr ? *wait_mask : callers;
+  sigset_t watched = hold;
   for (int sig = 1; sig < NSIG; ++sig)
-    if (sigismember(&callers, sig) == 1) sigdelset(&watched, sig);
+    if (sigismember(&during, sig) == 1) sigdelset(&watched, sig);
   auto idle_since = start;
   bool spun = false;
   for (;;) {
@@ -70,6 +74,9 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
     }
     if (signal_waiting(watched)) {
       unhold();  // the handler runs here
+      // ... or, for one the caller's wait mask unblocks (still blocked in its own), in the
+      // kernel's call with that mask: EINTR after the handler, as the kernel's wait.
+      if (wait_mask != nullptr) return kernel(0);
       errno = EINTR;
       return -1;
     }

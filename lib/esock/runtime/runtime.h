@@ -23,6 +23,7 @@
 #pragma once
 
 #include <poll.h>
+#include <signal.h>
 
 #include <atomic>
 #include <cerrno>
@@ -129,7 +130,10 @@ class DdpRuntime {
   // libc call with timeout t (ms, -1 forever). While the spin budget lasts it is called with
   // 0 between rounds of the stack run here; then once with what is left of timeout_ms. A
   // signal the caller did not block ends the spin with EINTR after its handler ran.
-  int wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms);
+  // wait_mask: the signal mask ppoll/pselect/epoll_pwait apply during their wait (kernel
+  // applies it on every call); null for the calls without one.
+  int wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout_ms,
+                 const sigset_t* wait_mask = nullptr);
   // From use_stack(): the process's runtime with an own stack in auto/inline mode makes
   // readiness_spins() true.
   void enable_readiness_spin();

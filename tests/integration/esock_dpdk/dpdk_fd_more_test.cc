@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/wait.h>
 
@@ -89,28 +90,45 @@ TEST(DpdkFd, ReadinessWaitsRunTheStackInTheWaitingThread) {
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
   char b[4];
-  for (int round = 0; round < 2; ++round) {
+  const char* const calls[] = {"poll", "select", "ppoll", "pselect", "epoll_pwait"};
+  sigset_t none;
+  sigemptyset(&none);
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+  for (int round = 0; round < 5; ++round) {
     const unsigned long long before = esock_inline_rounds();
     ASSERT_EQ(::write(fd, "ping", 4), 4);
-    if (round == 0) {
+    if (round == 0 || round == 2) {
       pollfd p[2] = {{pipefd[0], POLLIN, 0}, {fd, POLLIN, 0}};
-      ASSERT_EQ(::poll(p, 2, 10000), 1);
+      const timespec t{10, 0};
+      ASSERT_EQ(round == 0 ? ::poll(p, 2, 10000) : ::ppoll(p, 2, &t, &none), 1);
       EXPECT_EQ(p[0].revents, 0);
       EXPECT_TRUE(p[1].revents & POLLIN);
-    } else {
+    } else if (round == 1 || round == 3) {
       fd_set rd;
       FD_ZERO(&rd);
       FD_SET(pipefd[0], &rd);
       FD_SET(fd, &rd);
       timeval t{10, 0};
-      ASSERT_EQ(::select(std::max(fd, pipefd[0]) + 1, &rd, nullptr, nullptr, &t), 1);
+      const timespec ts{10, 0};
+      const int n = std::max(fd, pipefd[0]) + 1;
+      ASSERT_EQ(round == 1 ? ::select(n, &rd, nullptr, nullptr, &t)
+                           : ::pselect(n, &rd, nullptr, nullptr, &ts, &none),
+                1);
       EXPECT_FALSE(FD_ISSET(pipefd[0], &rd));
       EXPECT_TRUE(FD_ISSET(fd, &rd));
+    } else {
+      epoll_event got{};
+      ASSERT_EQ(::epoll_pwait(ep, &got, 1, 10000, &none), 1);
+      EXPECT_TRUE(got.events & EPOLLIN);
     }
-    EXPECT_GT(esock_inline_rounds(), before) << (round ? "select" : "poll");
+    EXPECT_GT(esock_inline_rounds(), before) << calls[round];
     ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 4));
     EXPECT_EQ(std::memcmp(b, "ping", 4), 0);
   }
+  ::close(ep);
   ::close(pipefd[0]);
   ::close(pipefd[1]);
   ::close(fd);
@@ -148,6 +166,44 @@ TEST(DpdkFd, ASignalDuringASpinningPollEndsItWithEintr) {
   EXPECT_EQ(r, -1);
   EXPECT_EQ(err, EINTR);
   EXPECT_EQ(g_usr1, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(2));
+  ::sigaction(SIGUSR1, &old, nullptr);
+  ::close(fd);
+}
+
+// ppoll's mask unblocks, for the wait only, a signal the thread blocks: one that arrives
+// while the wait spins runs its handler and ends the wait with EINTR, as in the kernel.
+TEST(DpdkFd, ASignalThatPpollsMaskUnblocksEndsTheSpinWithEintr) {
+  const int fd = PeerEnv::open("hold");  // never readable
+  ASSERT_GE(fd, 0);
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = [](int) { g_usr1 = 1; };
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
+  g_usr1 = 0;
+  int r = 0, err = 0;
+  const unsigned long long r0 = esock_inline_rounds();
+  std::thread waiter([&] {
+    sigset_t usr1, none;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigemptyset(&none);
+    ::pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+    pollfd p{fd, POLLIN, 0};
+    const timespec t{20, 0};
+    r = ::ppoll(&p, 1, &t, &none);
+    err = errno;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (esock_inline_rounds() == r0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::pthread_kill(waiter.native_handle(), SIGUSR1), 0);
+  waiter.join();
+  EXPECT_EQ(r, -1);
+  EXPECT_EQ(err, EINTR);
+  EXPECT_EQ(g_usr1, 1) << "the handler did not run";
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(2));
   ::sigaction(SIGUSR1, &old, nullptr);
   ::close(fd);
