@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "esock/ddpmode/conn.h"
 #include "esock/process/config.h"
@@ -173,9 +174,7 @@ class AsyncConnect final : public Connecting {
   // MPA Request on it, and the application nothing yet.
   bool fall_back(Socket& s, const std::string& why) {
     const int app = s_.app_fd;
-    // Only a number that still names this socket alone (a dup or a close meanwhile:
-    // nothing to hand back).
-    if (s.fd_refs.load() != 1 || fd_get(app).get() != &s) return fail(s, ECONNREFUSED);
+    if (s.fd_refs.load() != 1) return fail(s, ECONNREFUSED);  // a dup: no single number
     const int n =
         ESOCK_LIBC(socket)(s_.peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (n < 0) return fail(s, errno);
@@ -192,24 +191,39 @@ class AsyncConnect final : public Connecting {
     ESOCK_LIBC(setsockopt)(n, IPPROTO_TCP, TCP_NODELAY, &nodelay_, sizeof nodelay_);
     // A connect() waiting in this process connects the socket itself (blocking, as the
     // application asked); otherwise it starts here and the number polls writable when done.
-    if (!waiter_) ESOCK_LIBC(connect)(n, reinterpret_cast<const sockaddr*>(&s_.peer), s_.peer_len);
-    const int flags = ESOCK_LIBC(fcntl)(app, F_GETFL);  // the application's (A's)
-    std::lock_guard watches(s.mu);
-    for (const EpollWatch& w : s.epoll_watches)
-      if (w.fd == app) ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_DEL, app, nullptr);
-    (void)fd_take(app);  // a plain socket from here on
-    const int rc = take_number(app, n);
-    ESOCK_LIBC(fcntl)(app, F_SETFL, flags);
-    ESOCK_LIBC(close)(n);
-    for (const EpollWatch& w : s.epoll_watches) {
-      if (w.fd != app) continue;
-      epoll_event ev{};
-      ev.events = w.events;
-      ev.data.u64 = w.data;
-      ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_ADD, app, &ev);
+    if (!waiter_ &&
+        ESOCK_LIBC(connect)(n, reinterpret_cast<const sockaddr*>(&s_.peer), s_.peer_len) < 0 &&
+        errno != EINPROGRESS) {
+      const int err = errno;
+      ESOCK_LIBC(close)(n);
+      return fail(s, err);
     }
+    const int flags = ESOCK_LIBC(fcntl)(s_.sig_a, F_GETFL);  // A's: the application's
+    int err = ECONNREFUSED;  // the number no longer names this socket alone (closed, dup2)
+    std::lock_guard watches(s.mu);
+    // The swap under the table's lock (fd_swap_out): the epoll sets the number is in move
+    // to the new file, a close racing it closes either nothing of ours or the new socket.
+    const bool swapped = fd_swap_out(app, &s, [&] {
+      // Only a set that still watches A here is moved: an epoll number the application
+      // closed, and perhaps reused for another set, has none (DEL fails), and is left alone.
+      std::vector<EpollWatch> moved;
+      for (const EpollWatch& w : s.epoll_watches)
+        if (w.fd == app && ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_DEL, app, nullptr) == 0)
+          moved.push_back(w);
+      const bool ok = take_number(app, n) == 0;
+      if (ok) ESOCK_LIBC(fcntl)(app, F_SETFL, flags);
+      err = ok ? 0 : errno;
+      for (const EpollWatch& w : moved) {
+        epoll_event ev{};
+        ev.events = w.events;
+        ev.data.u64 = w.data;
+        ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_ADD, app, &ev);
+      }
+      return ok;
+    });
+    ESOCK_LIBC(close)(n);
     s.epoll_watches.clear();
-    if (rc < 0) return fail(s, errno);
+    if (!swapped) return fail(s, err);
     tell_plain_tcp(describe(s_.peer) + " does not speak esock (" + why + ")");
     s.set_state(Socket::State::plain);
     return true;
@@ -228,6 +242,9 @@ int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
                   const sockaddr* addr, socklen_t len, int tcp_err) {
   Socket& s = *sp;
   DdpRuntime& rt = DdpRuntime::get();
+  // Another thread's connect on the same socket got here first.
+  if (s.state() != Socket::State::armed)
+    return errno_fail(s.state() == Socket::State::connecting ? EALREADY : EISCONN);
   AsyncConnect::Setup set;
   set.provider = &p;
   set.app_fd = fd;

@@ -64,6 +64,8 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
   std::memcpy(&dst, addr, sizeof dst);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
+  if (s.state() != Socket::State::armed)  // another thread's connect got here first
+    return errno_fail(s.state() == Socket::State::connecting ? EALREADY : EISCONN);
   std::string why;
   int err = rt.use_stack(p, &why);
   std::unique_ptr<ProviderConn> pc;

@@ -14,6 +14,7 @@
 
 #include "esock/ddpmode/ops.h"
 #include "esock/process/config.h"
+#include "esock/process/libc.h"
 #include "esock/process/user_memory.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
@@ -100,15 +101,19 @@ void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk)
                    [&] { return s.conn && s.conn->stream && !s.conn->stream->rndv_released(); });
 }
 
+constexpr int fell_back = -1;
+
 // A connect still in progress (conn_async.cc): as TCP in SYN-SENT, a non-blocking call gets
-// EAGAIN and a blocking one waits for the outcome (a signal ends the wait with EINTR).
+// EAGAIN and a blocking one waits for the outcome (a signal ends the wait with EINTR);
+// fell_back when it ended as plain TCP.
 int await_connected(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk, bool nonblock) {
   while (s.state() == Socket::State::connecting) {
     if (nonblock) return EAGAIN;
     if (rt.wait_interruptible(lk) == EINTR) return EINTR;
   }
-  // Fell back to plain TCP meanwhile: the number is a kernel socket now; the call again.
-  return s.state() == Socket::State::plain ? EAGAIN : 0;
+  // Fell back to plain TCP meanwhile: the number is a kernel socket now (the caller makes
+  // its call there).
+  return s.state() == Socket::State::plain ? fell_back : 0;
 }
 
 ssize_t write_error(int err, int flags) {
@@ -127,7 +132,11 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
-  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) return fail(err);
+  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) {
+    if (err != fell_back) return fail(err);
+    lk.unlock();
+    return ESOCK_LIBC(sendmsg)(fd, msg, flags);
+  }
   if (const int err = unusable(*s); err != 0) return fail(err);
   const std::size_t total = total_len(msg);
   const bool msgmode = s->msgmode();
@@ -213,7 +222,11 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
-  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) return fail(err);
+  if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) {
+    if (err != fell_back) return fail(err);
+    lk.unlock();
+    return ESOCK_LIBC(recvmsg)(fd, msg, flags);
+  }
   if (const int err = unusable(*s); err != 0) return fail(err);
   const bool peek = flags & MSG_PEEK;
   const bool waitall = (flags & MSG_WAITALL) && !peek && !s->msgmode();

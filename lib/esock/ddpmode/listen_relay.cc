@@ -31,6 +31,12 @@ namespace {
 
 constexpr char want = 'w';
 
+// The parent's answer: the peer's name (len octets of peer); the relay's end rides along.
+struct RelayMessage {
+  socklen_t len;
+  sockaddr_storage peer;
+};
+
 class QueueListenRelay final : public ListenRelay {
  public:
   QueueListenRelay(int parent, int child) : parent_(parent), child_(child) {}
@@ -47,38 +53,44 @@ class QueueListenRelay final : public ListenRelay {
       if (b[0] == want) ++wants_;
     StackListen& l = *ls.lis;
     while (wants_ > 0 && !l.ready.empty()) {
-      std::unique_ptr<ProviderConn> pc = std::move(l.ready.front());
+      // The child's end goes out first: a full queue (or any failure) leaves the
+      // connection where it was, for the next round.
+      ProviderConn& pc = *l.ready.front();
+      int mine = -1;
+      if (!offer(pc, &mine)) break;
+      std::unique_ptr<ProviderConn> taken = std::move(l.ready.front());
       l.ready.pop_front();
-      if (auto s = relayed(ls, std::move(pc))) {
-        adopted->push_back(std::move(s));
-        --wants_;
+      --wants_;
+      auto s = std::make_shared<Socket>();
+      s->set_msgmode(ls.msgmode());
+      if (attach(std::move(taken), false, *s) != 0) {
+        ESOCK_LIBC(close)(mine);  // the child reads end of stream
+        continue;
       }
+      s->conn->relay = std::make_unique<ForkRelay>(mine);
+      s->conn->relay->activate();
+      s->set_state(Socket::State::closed);  // no number of this process names it
+      adopted->push_back(std::move(s));
     }
   }
 
  private:
-  // The connection on a hidden socket with an active relay, and its other end sent to the
-  // children; null when that failed (the connection is then reset).
-  std::shared_ptr<Socket> relayed(const Socket& ls, std::unique_ptr<ProviderConn> pc) {
-    sockaddr_storage peer{};
-    socklen_t plen = sizeof peer;
-    if (pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
-    auto s = std::make_shared<Socket>();
-    s->set_msgmode(ls.msgmode());
-    if (attach(std::move(pc), false, *s) != 0) return nullptr;
+  // Sends the children a relay's end with the peer's name (a fixed-size message, so a
+  // child never mistakes it for the end of the queue); *mine is the other end.
+  bool offer(const ProviderConn& pc, int* mine) {
+    RelayMessage msg{};
+    msg.len = sizeof msg.peer;
+    if (pc.name(true, reinterpret_cast<sockaddr*>(&msg.peer), &msg.len) != 0) msg.len = 0;
     int sp[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return nullptr;
-    const int mine = move_high(sp[0]);
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return false;
+    *mine = move_high(sp[0]);
     ESOCK_LIBC(close)(sp[0]);
-    if (mine < 0) {
+    if (*mine < 0) {
       ESOCK_LIBC(close)(sp[1]);
-      return nullptr;
+      return false;
     }
-    ESOCK_LIBC(fcntl)(mine, F_SETFL, O_NONBLOCK);
-    s->conn->relay = std::make_unique<ForkRelay>(mine);
-    s->conn->relay->activate();
-    // The message: the peer's name, and the child's end.
-    iovec iov{&peer, plen};
+    ESOCK_LIBC(fcntl)(*mine, F_SETFL, O_NONBLOCK);
+    iovec iov{&msg, sizeof msg};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr m{};
     m.msg_iov = &iov;
@@ -90,11 +102,10 @@ class QueueListenRelay final : public ListenRelay {
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
-    const ssize_t sent = ESOCK_LIBC(sendmsg)(parent_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-    ESOCK_LIBC(close)(sp[1]);  // in flight in the queue now, or dropped
-    if (sent < 0) return nullptr;
-    s->set_state(Socket::State::closed);  // no number of this process names it
-    return s;
+    const bool sent = ESOCK_LIBC(sendmsg)(parent_, &m, MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
+    ESOCK_LIBC(close)(sp[1]);  // in flight in the queue now, or not sent
+    if (!sent) ESOCK_LIBC(close)(*mine);
+    return sent;
   }
 
   int parent_, child_;
@@ -124,10 +135,11 @@ void ask_parent(int fd, Socket& s) {
 }
 
 int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
+  if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) return errno_fail(EINVAL);
   for (;;) {
     ask_parent(fd, ls);
-    sockaddr_storage peer{};
-    iovec iov{&peer, sizeof peer};
+    RelayMessage msg{};
+    iovec iov{&msg, sizeof msg};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr m{};
     m.msg_iov = &iov;
@@ -150,18 +162,23 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
     }
     if (n < 0) return -1;
     if (n == 0) return errno_fail(EINVAL);  // the parent's listener is gone
-    const cmsghdr* c = CMSG_FIRSTHDR(&m);
-    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) continue;  // not ours: dropped
-    int a = -1;
-    std::memcpy(&a, CMSG_DATA(c), sizeof a);
     {
       std::lock_guard lk(DdpRuntime::get().mu);
-      ls.want_sent = false;  // answered (this process's or another child's request)
+      ls.want_sent = false;  // answered (this process's request or another child's)
     }
+    // The descriptor did not fit (this process is at its limit): the kernel dropped it, and
+    // with it that connection, as accept would fail with EMFILE.
+    if (m.msg_flags & MSG_CTRUNC) return errno_fail(EMFILE);
+    const cmsghdr* c = CMSG_FIRSTHDR(&m);
+    if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)) || n != static_cast<ssize_t>(sizeof msg))
+      continue;  // not ours: dropped
+    int a = -1;
+    std::memcpy(&a, CMSG_DATA(c), sizeof a);
     if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
     if (addr != nullptr && len != nullptr) {  // accept(2): truncated to *len, full size back
-      const auto plen = static_cast<socklen_t>(n);
-      std::memcpy(addr, &peer, std::min(*len, plen));
+      const socklen_t plen = std::min<socklen_t>(msg.len, sizeof msg.peer);
+      std::memcpy(addr, &msg.peer, std::min(*len, plen));
       *len = plen;
     }
     return a;

@@ -191,6 +191,9 @@ ReadOut Stream::read(std::span<const mut_bytes> dst, bool peek) {
     send_due();
   }
   if (out.n > 0 || out.eom) return out;
+  // After the peer's FIN everything it sent has been read: end of stream, even if a reset
+  // came after (EPIPE, stream.cc), as the kernel's read returns 0 there.
+  if (peer_fin_ && rq_.empty() && error_ == EPIPE) return out;
   if (error_ != 0) {
     out.err = error_;  // an SRCAVAIL still queued can no longer be pulled (section 8)
   } else if (!rq_.empty()) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,7 +32,19 @@ namespace {
 
 namespace {
 std::atomic<int> lowest_private{INT_MAX};
+std::atomic<pid_t> own_pid{0};
+[[gnu::constructor(102)]] void pid_at_load() {
+  note_pid();
+}
 }  // namespace
+
+void note_pid() {
+  own_pid.store(::getpid(), std::memory_order_relaxed);
+}
+
+bool in_vfork_child() {
+  return ::getpid() != own_pid.load(std::memory_order_relaxed);
+}
 
 int lowest_private_fd() {
   return lowest_private.load(std::memory_order_relaxed);
@@ -43,9 +56,11 @@ int move_high(int fd) {
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
     base = static_cast<int>(std::min<rlim_t>(rl.rlim_cur / 2, 1 << 15));
   int r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, base);
-  if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
+  // Only numbers from the private region count for close_range/closefrom (shim/fd.cc); a
+  // fallback low number is not spared there.
   for (int low = lowest_private.load(); r >= 0 && r < low;)
     if (lowest_private.compare_exchange_weak(low, r)) break;
+  if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
   return r;
 }
 

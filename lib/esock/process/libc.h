@@ -87,6 +87,11 @@ int move_high(int fd);
 // The lowest number move_high has given so far (INT_MAX before the first): close_range and
 // closefrom spare esock's close-on-exec descriptors from there up (shim/fd.cc).
 int lowest_private_fd();
+// A vfork child (CPython's subprocess, posix_spawn's clone(CLONE_VM)) shares the parent's
+// memory: esock's tables must not change there, so its descriptor calls pass straight to
+// the kernel. The process's pid is cached at load and by the fork handlers (vfork runs none).
+bool in_vfork_child();
+void note_pid();  // after fork, in the child
 
 // The function pointer for name, resolving first if the constructor has not run yet.
 #define ESOCK_LIBC(name)                                       \

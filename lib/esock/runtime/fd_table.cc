@@ -76,6 +76,17 @@ std::shared_ptr<Socket> fd_take(int fd) {
   return s;
 }
 
+bool fd_swap_out(int fd, const Socket* s, function_ref<bool()> swap) {
+  if (static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd)) return false;
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  auto it = t.owners.find(fd);
+  if (it == t.owners.end() || it->second.get() != s || !swap()) return false;
+  fd_flags[fd].store(0, std::memory_order_release);
+  t.owners.erase(it);  // (the caller holds s: no destructor runs under the lock)
+  return true;
+}
+
 std::vector<int> fd_numbers_of(const Socket* s) {
   Table& t = table();
   std::lock_guard lock(t.mu);

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/function_ref.h"
+
 namespace esock::sockets {
 
 class Socket;
@@ -27,6 +29,11 @@ std::shared_ptr<Socket> fd_get(int fd);
 void fd_set(int fd, std::shared_ptr<Socket> s);
 // Drops the number's reference and returns it (null if it was not DDPMODE).
 std::shared_ptr<Socket> fd_take(int fd);
+// Under the table's lock: when fd still names s, runs swap() (which gives the number
+// another file) and, if it succeeded, drops the number from the table. False when fd no
+// longer names s (nothing run) or swap() failed. A close or dup2 of the number by another
+// thread is thereby either before (nothing to swap) or after (it closes the new file).
+bool fd_swap_out(int fd, const Socket* s, function_ref<bool()> swap);
 // The numbers that name s (fork).
 std::vector<int> fd_numbers_of(const Socket* s);
 // Number of DDPMODE descriptors (fork and tests).

@@ -225,6 +225,7 @@ void DdpRuntime::at_fork_parent() {
 // family decides about. Orphaned copies drop their references to the private descriptors at
 // once, so the child never holds the parent's connection open.
 void DdpRuntime::at_fork_child() {
+  note_pid();
   DdpRuntime& rt = get();
   const pid_t parent = ::getppid();
   std::vector<std::shared_ptr<Socket>> inherited;
@@ -255,7 +256,9 @@ void DdpRuntime::at_fork_child() {
     s->orphaned = true;
     if (s->connecting) {
       s->connecting->drop_descriptors();
-      (void)s->connecting.release();  // leaked in the child on purpose, as conn below
+      (void)s->connecting.release();        // leaked in the child on purpose, as conn below
+      s->set_state(Socket::State::failed);  // nothing here moves it on: calls end at once
+      s->error = ENOTCONN;
     }
     if (s->lis) {
       // The listener is the parent's (its stack, or its kernel listening socket and the
@@ -280,7 +283,7 @@ void DdpRuntime::at_fork_child() {
   rt.sleepers_.clear();  // the parent's threads
   forget_thread_wake_fds();
   ESOCK_LIBC(close)(rt.wake_fd_);
-  rt.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  rt.wake_fd_ = private_eventfd();
   rt.thread_started_ = false;
   rt.waiters_ = 0;
   rt.blocked_ = 0;

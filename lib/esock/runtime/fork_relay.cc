@@ -22,7 +22,9 @@ short ForkRelay::poll_events(const estp::Stream& st) const {
 
 bool ForkRelay::pump(estp::Stream& st) {
   if (!active_) return false;
-  if (st.error() != 0) return true;  // reset: the child's end closes (end of stream, EPIPE)
+  // A reset: the child's end closes (end of stream, EPIPE). EPIPE, a write to a peer that
+  // closed, leaves what it sent before to be read.
+  if (st.error() != 0 && st.error() != EPIPE) return true;
   // The peer's octets to the child, at most one chunk ahead of what the child took, so the
   // stream's credits push back on the peer as the child's reading does.
   while (!child_gone_ && !fin_passed_) {
@@ -75,7 +77,16 @@ bool ForkRelay::pump(estp::Stream& st) {
     const std::ptrdiff_t w =
         st.write({to_peer_.data() + to_peer_off_, to_peer_.size() - to_peer_off_}, false);
     if (w == -EAGAIN) break;
-    if (w < 0) return true;  // the peer closed or the stream failed
+    if (w < 0) {
+      // The peer closed (or the stream failed): nothing more goes that way, but what it
+      // sent before still goes to the child, up to its FIN, as a kernel socket would let
+      // the child read it.
+      to_peer_.clear();
+      to_peer_off_ = 0;
+      child_eof_ = true;
+      if (st.error() != 0 && st.error() != EPIPE) return true;
+      break;
+    }
     to_peer_off_ += static_cast<std::size_t>(w);
   }
   return child_eof_ && (fin_passed_ || child_gone_);

@@ -73,10 +73,12 @@ int DdpRuntime::wait_ready(function_ref<int(int timeout_ms)> kernel, int timeout
       return r;
     }
     if (signal_waiting(watched)) {
-      unhold();  // the handler runs here
-      // ... or, for one the caller's wait mask unblocks (still blocked in its own), in the
-      // kernel's call with that mask: EINTR after the handler, as the kernel's wait.
-      if (wait_mask != nullptr) return kernel(0);
+      // A caller's wait mask (ppoll, pselect, epoll_pwait): the kernel's call with that
+      // mask, while the rest is still held, delivers the signal it unblocks; else the
+      // handler runs when the caller's own mask comes back. Either way EINTR.
+      const int k = wait_mask != nullptr ? kernel(0) : 0;
+      unhold();
+      if (k > 0) return k;
       errno = EINTR;
       return -1;
     }

@@ -51,6 +51,14 @@ void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
 
 }  // namespace
 
+int private_eventfd() {
+  const int e = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (e < 0) return e;
+  const int high = move_high(e);
+  ESOCK_LIBC(close)(e);
+  return high;
+}
+
 void signal_fill(int sig_a) {
   static const char junk[512] = {};
   for (int i = 0; i < 64; ++i)
@@ -64,6 +72,11 @@ void signal_drain(int sig_l) {
 }
 
 namespace {
+
+// poll_listener's mark for a descriptor whose readiness only wakes the round: the address
+// of this tag, compared, never dereferenced.
+char relay_wake_tag;
+ProviderConn* const relay_wake = reinterpret_cast<ProviderConn*>(&relay_wake_tag);
 
 // The application set SO_LINGER with a zero time on the socket its options go to.
 bool lingers_zero(const Conn& c) {
@@ -128,7 +141,7 @@ DdpRuntime& DdpRuntime::get() {
 }
 
 DdpRuntime::DdpRuntime(const Clock& clock) : clock_(clock) {
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  wake_fd_ = private_eventfd();
 }
 
 DdpRuntime::~DdpRuntime() {
@@ -376,9 +389,9 @@ void DdpRuntime::poll_listener(Socket& s, std::vector<pollfd>* pfds,
     pfds->push_back(pollfd{l.pl->poll_fd(), POLLIN, 0});
     polled(nullptr);
   }
-  if (l.fork_relay) {  // a fork child asking for a connection
+  if (l.fork_relay) {  // a fork child asking for a connection: service_listener answers
     pfds->push_back(pollfd{l.fork_relay->poll_fd(), POLLIN, 0});
-    polled(nullptr);
+    polled(relay_wake);
   }
   for (const StackListen::Negotiating& n : l.negotiating) {
     const short ev = n.pc->poll_events();
@@ -480,7 +493,11 @@ void DdpRuntime::loop() {
     const std::optional<Duration> fork_due = settle_forks();
     for (const auto& s : socks_) {
       if (s->lis) {
-        poll_listener(*s, &pfds, [&](ProviderConn* pc) { who.push_back({s.get(), pc, nullptr}); });
+        // (An entry that only wakes the round, relay_wake, is never dereferenced: an
+        // application thread's round may free the socket meanwhile.)
+        poll_listener(*s, &pfds, [&](ProviderConn* pc) {
+          who.push_back({s.get(), pc == relay_wake ? nullptr : pc, nullptr, pc == relay_wake});
+        });
         for (const StackListen::Negotiating& n : s->lis->negotiating) {
           const bool silent = s->lis->fallback && n.pc->peer_silent();
           const Instant due = silent ? std::min(n.deadline, n.plain_at) : n.deadline;

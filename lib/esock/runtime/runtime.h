@@ -249,6 +249,8 @@ class DdpRuntime {
 // model"): filling A's send side (A has a minimal send buffer) makes it poll not writable;
 // draining it at L makes it writable again.
 void signal_fill(int sig_a);
+// A non-blocking eventfd among esock's private descriptors (process/libc.h, move_high).
+int private_eventfd();
 void signal_drain(int sig_l);
 
 // Whether every installed signal handler asks for restarted calls (SA_RESTART). poll(2) is

@@ -50,22 +50,27 @@ int dup_over(int oldfd, int newfd, Dup dup) {
 }
 
 // close_range/closefrom over [lo, hi]:
-// * the DDPMODE numbers there leave the table first (as close does), so a number reused
-//   later is never taken for the old socket;
+// * the DDPMODE numbers there leave the table (as close does), so a number reused later is
+//   never taken for the old socket, and come back if the kernel call fails;
 // * esock's own descriptors (move_high: close-on-exec, from the lowest it made up) carry the
-//   process's DDPMODE connections and stay open. Up there only what is not close-on-exec
-//   closes, looked up in /proc/self/fd; a program's close-on-exec descriptors that high stay
-//   open too (an exec, what closefrom usually precedes, closes them anyway).
+//   process's DDPMODE connections and stay open. Up there a descriptor closes when it is a
+//   DDPMODE number (an application's) or not close-on-exec, looked up in /proc/self/fd; a
+//   program's other close-on-exec descriptors that high stay open (an exec, what closefrom
+//   usually precedes, closes them anyway).
 int close_numbers(unsigned lo, unsigned hi, int flags) {
-  std::vector<std::shared_ptr<esock::sockets::Socket>> taken;
+  std::vector<std::pair<int, std::shared_ptr<esock::sockets::Socket>>> taken;
   const unsigned top = std::min<unsigned>(hi, esock::sockets::max_ddp_fd - 1);
   for (unsigned fd = lo; fd <= top && lo < esock::sockets::max_ddp_fd; ++fd)
     if (fd_is_ddp(static_cast<int>(fd)))
-      taken.push_back(esock::sockets::fd_take(static_cast<int>(fd)));
+      taken.emplace_back(static_cast<int>(fd), esock::sockets::fd_take(static_cast<int>(fd)));
   const auto priv = static_cast<unsigned>(esock::sockets::lowest_private_fd());
   int r = 0;
   if (lo < priv) r = ESOCK_LIBC(close_range)(lo, std::min(hi, priv - 1), flags);
-  if (r == 0 && hi >= priv) {
+  if (r != 0) {
+    for (auto& [fd, s] : taken) esock::sockets::fd_set(fd, std::move(s));
+    return r;
+  }
+  if (hi >= priv) {
     std::vector<int> high;
     if (DIR* d = ::opendir("/proc/self/fd")) {
       while (const dirent* e = ::readdir(d)) {
@@ -75,10 +80,13 @@ int close_numbers(unsigned lo, unsigned hi, int flags) {
       }
       ::closedir(d);
     }
-    for (int fd : high)
-      if ((ESOCK_LIBC(fcntl)(fd, F_GETFD) & FD_CLOEXEC) == 0) ESOCK_LIBC(close)(fd);
+    for (int fd : high) {
+      const bool app_ddp =
+          std::any_of(taken.begin(), taken.end(), [fd](const auto& t) { return t.first == fd; });
+      if (app_ddp || (ESOCK_LIBC(fcntl)(fd, F_GETFD) & FD_CLOEXEC) == 0) ESOCK_LIBC(close)(fd);
+    }
   }
-  for (auto& s : taken) esock::sockets::ddp_release(std::move(s));
+  for (auto& t : taken) esock::sockets::ddp_release(std::move(t.second));
   return r;
 }
 
@@ -87,17 +95,21 @@ int close_numbers(unsigned lo, unsigned hi, int flags) {
 extern "C" {
 
 int close_range(unsigned int lo, unsigned int hi, int flags) {
-  if ((flags & CLOSE_RANGE_CLOEXEC) || lo > hi)  // marks and closes nothing, or EINVAL
-    return ESOCK_LIBC(close_range)(lo, hi, flags);
+  if ((flags & CLOSE_RANGE_CLOEXEC) || lo > hi || esock::sockets::in_vfork_child())
+    return ESOCK_LIBC(close_range)(lo, hi, flags);  // marks, EINVAL, or a vfork child's
   return close_numbers(lo, hi, flags);
 }
 
 void closefrom(int lo) {
+  if (esock::sockets::in_vfork_child()) {  // the parent's tables are in this memory
+    (void)ESOCK_LIBC(close_range)(static_cast<unsigned>(lo < 0 ? 0 : lo), ~0u, 0);
+    return;
+  }
   (void)close_numbers(static_cast<unsigned>(lo < 0 ? 0 : lo), ~0u, 0);
 }
 
 int close(int fd) {
-  if (fd_is_ddp(fd)) [[unlikely]] {
+  if (fd_is_ddp(fd) && !esock::sockets::in_vfork_child()) [[unlikely]] {
     auto s = esock::sockets::fd_take(fd);
     const int r = ESOCK_LIBC(close)(fd);
     // Linux releases the number even when close reports an error (EINTR included).
@@ -115,10 +127,12 @@ int dup(int fd) {
 }
 
 int dup2(int oldfd, int newfd) {
+  if (esock::sockets::in_vfork_child()) return ESOCK_LIBC(dup2)(oldfd, newfd);
   return dup_over(oldfd, newfd, [&] { return ESOCK_LIBC(dup2)(oldfd, newfd); });
 }
 
 int dup3(int oldfd, int newfd, int flags) {
+  if (esock::sockets::in_vfork_child()) return ESOCK_LIBC(dup3)(oldfd, newfd, flags);
   return dup_over(oldfd, newfd, [&] { return ESOCK_LIBC(dup3)(oldfd, newfd, flags); });
 }
 

@@ -3,6 +3,7 @@
 // not the connection's: these go to the stream protocol too, message by message, or through a
 // bounce buffer for splice. Pass-through costs one flag load per descriptor.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -69,7 +70,12 @@ ssize_t splice_to_ddp(int pipe, int sock, std::size_t len) {
     const ssize_t n =
         ddp_io(sock, buf + done, static_cast<std::size_t>(got) - done, MSG_NOSIGNAL, true);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
+      if (errno == EAGAIN) {  // a non-blocking socket: wait for room (the interposed poll)
+        pollfd p{sock, POLLOUT, 0};
+        ::poll(&p, 1, -1);
+        continue;
+      }
+      if (errno == EINTR) continue;
       return done > 0 ? static_cast<ssize_t>(done) : -1;
     }
     done += static_cast<std::size_t>(n);

@@ -639,6 +639,28 @@ TEST(DdpFd, PollOutFollowsCreditsForNonBlockingWriters) {
   ::close(ep);
 }
 
+// A vfork child (CPython's subprocess with close_fds) shares the parent's memory: its
+// close_range before exec must not take the parent's DDPMODE numbers out of esock's table
+// (the parent's reads then went to the signal socket, its connections closed).
+TEST(DdpFd, AVforkChildsCloseRangeLeavesTheParentsSocketsAlone) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  const pid_t child = ::vfork();
+  if (child == 0) {
+    ::close_range(3, ~0U, 0);
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(esock_is_ddp(p.cli), 1);
+  EXPECT_EQ(esock_is_ddp(p.srv), 1);
+  ASSERT_EQ(::write(p.cli, "vf", 2), 2);
+  char b[2];
+  ASSERT_TRUE(read_all(p.srv, reinterpret_cast<std::uint8_t*>(b), 2));
+  EXPECT_EQ(std::string(b, 2), "vf");
+}
+
 // accept4's flags apply to the accepted number; plain accept gives neither.
 TEST(DdpFd, Accept4FlagsApplyToTheAcceptedNumber) {
   std::uint16_t port = 0;
