@@ -31,6 +31,21 @@ namespace {
 
 constexpr char want = 'w';
 
+// A message of one body with room for one descriptor (SCM_RIGHTS).
+struct FdMessage {
+  explicit FdMessage(void* body, std::size_t len) : iov{body, len} {
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = control;
+    m.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+};
+
 // The parent's answer: the peer's name (len octets of peer); the relay's end rides along.
 struct RelayMessage {
   socklen_t len;
@@ -82,21 +97,11 @@ class QueueListenRelay final : public ListenRelay {
     msg.len = sizeof msg.peer;
     if (pc.name(true, reinterpret_cast<sockaddr*>(&msg.peer), &msg.len) != 0) msg.len = 0;
     int sp[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return false;
-    *mine = move_high(sp[0]);
-    ESOCK_LIBC(close)(sp[0]);
-    if (*mine < 0) {
-      ESOCK_LIBC(close)(sp[1]);
-      return false;
-    }
+    if (private_pair(SOCK_STREAM, sp) < 0) return false;
+    *mine = sp[0];
     ESOCK_LIBC(fcntl)(*mine, F_SETFL, O_NONBLOCK);
-    iovec iov{&msg, sizeof msg};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
+    FdMessage fm(&msg, sizeof msg);
+    msghdr& m = fm.m;
     cmsghdr* c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -115,17 +120,9 @@ class QueueListenRelay final : public ListenRelay {
 }  // namespace
 
 std::unique_ptr<ListenRelay> make_listen_relay() {
-  int sp[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) return nullptr;
-  const int parent = move_high(sp[0]), child = move_high(sp[1]);
-  ESOCK_LIBC(close)(sp[0]);
-  ESOCK_LIBC(close)(sp[1]);
-  if (parent < 0 || child < 0) {
-    for (int fd : {parent, child})
-      if (fd >= 0) ESOCK_LIBC(close)(fd);
-    return nullptr;
-  }
-  return std::make_unique<QueueListenRelay>(parent, child);
+  int ends[2];
+  if (private_pair(SOCK_SEQPACKET, ends) < 0) return nullptr;
+  return std::make_unique<QueueListenRelay>(ends[0], ends[1]);
 }
 
 void ask_parent(int fd, Socket& s) {
@@ -139,13 +136,8 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
   for (;;) {
     ask_parent(fd, ls);
     RelayMessage msg{};
-    iovec iov{&msg, sizeof msg};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
+    FdMessage fm(&msg, sizeof msg);
+    msghdr& m = fm.m;
     const int cloexec = (flags & SOCK_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0;
     const ssize_t n = ESOCK_LIBC(recvmsg)(fd, &m, MSG_DONTWAIT | cloexec);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {

@@ -3,10 +3,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <climits>
 
 namespace esock::sockets {
@@ -62,6 +64,21 @@ int move_high(int fd) {
     if (lowest_private.compare_exchange_weak(low, r)) break;
   if (r < 0) r = ESOCK_LIBC(fcntl)(fd, F_DUPFD_CLOEXEC, 3);
   return r;
+}
+
+int private_pair(int type, int fds[2]) {
+  int sp[2];
+  if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sp) < 0) return -1;
+  fds[0] = move_high(sp[0]);
+  fds[1] = move_high(sp[1]);
+  const int err = errno;
+  ESOCK_LIBC(close)(sp[0]);
+  ESOCK_LIBC(close)(sp[1]);
+  if (fds[0] >= 0 && fds[1] >= 0) return 0;
+  for (int fd : {fds[0], fds[1]})
+    if (fd >= 0) ESOCK_LIBC(close)(fd);
+  errno = err;
+  return -1;
 }
 
 }  // namespace esock::sockets

@@ -84,6 +84,9 @@ void resolve_libc();
 // from socket()/accept(); they are close-on-exec. The new number (a duplicate: close the
 // old one) or -1.
 int move_high(int fd);
+// An AF_UNIX socketpair of `type` (close-on-exec) with both ends moved high: 0, or -1 with
+// errno and nothing left open.
+int private_pair(int type, int fds[2]);
 // The lowest number move_high has given so far (INT_MAX before the first): close_range and
 // closefrom spare esock's close-on-exec descriptors from there up (shim/fd.cc).
 int lowest_private_fd();

@@ -52,19 +52,11 @@ bool make_relay(Socket& s) {
   if (!c.stream || s.msgmode() || c.relay || c.close_ladder.closing() || c.pc->survives_fork() ||
       s.state() != Socket::State::connected)
     return false;
-  int sp[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) return false;
-  const int parent = move_high(sp[0]), child = move_high(sp[1]);
-  ESOCK_LIBC(close)(sp[0]);
-  ESOCK_LIBC(close)(sp[1]);
-  if (parent < 0 || child < 0) {
-    for (int fd : {parent, child})
-      if (fd >= 0) ESOCK_LIBC(close)(fd);
-    return false;
-  }
-  ESOCK_LIBC(fcntl)(parent, F_SETFL, O_NONBLOCK);
-  c.relay = std::make_unique<ForkRelay>(parent);
-  c.relay_child_end = child;
+  int ends[2];
+  if (private_pair(SOCK_STREAM, ends) < 0) return false;
+  ESOCK_LIBC(fcntl)(ends[0], F_SETFL, O_NONBLOCK);
+  c.relay = std::make_unique<ForkRelay>(ends[0]);
+  c.relay_child_end = ends[1];
   return true;
 }
 
