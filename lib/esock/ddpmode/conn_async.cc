@@ -200,7 +200,7 @@ class AsyncConnect final : public Connecting {
     }
     const int flags = ESOCK_LIBC(fcntl)(s_.sig_a, F_GETFL);  // A's: the application's
     int err = ECONNREFUSED;  // the number no longer names this socket alone (closed, dup2)
-    std::lock_guard watches(s.mu);
+    std::lock_guard watches(epoll_watch_mutex());
     // The swap under the table's lock (fd_swap_out): the epoll sets the number is in move
     // to the new file, a close racing it closes either nothing of ours or the new socket.
     const bool swapped = fd_swap_out(app, &s, [&] {

@@ -126,10 +126,10 @@ int ddp_epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
     std::lock_guard lk(DdpRuntime::get().mu);
     if (s->lis && s->lis->dormant) DdpRuntime::get().activate(*s->lis);
   }
-  // The kernel call and its record together under the socket's lock, which a connect
-  // falling back to plain TCP holds while it moves the sets to the new file
-  // (conn_async.cc): a registration is either moved or made on the new file, never lost.
-  std::lock_guard lk(s->mu);
+  // The kernel call and its record together under the watch lock, which a connect falling
+  // back to plain TCP holds while it moves the sets to the new file (conn_async.cc): a
+  // registration is either moved or made on the new file, never lost.
+  std::lock_guard lk(epoll_watch_mutex());
   const int r = ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);
   if (r != 0) return r;
   auto& w = s->epoll_watches;

@@ -181,6 +181,7 @@ std::optional<Duration> DdpRuntime::settle_forks() {
 void DdpRuntime::at_fork_prepare() {
   DdpRuntime& rt = get();
   rt.mu.lock();
+  epoll_watch_mutex().lock();  // (its order: after the runtime lock)
   // Before fork, so the child never sees its parent's word as plainly owned.
   const Instant until = rt.clock_.now() + decision_time;
   for (const auto& s : rt.socks_) {
@@ -202,6 +203,7 @@ void DdpRuntime::at_fork_prepare() {
 
 void DdpRuntime::at_fork_parent() {
   DdpRuntime& rt = get();
+  epoll_watch_mutex().unlock();
   for (const auto& s : rt.socks_) {
     if (!s->conn || s->conn->relay_child_end < 0) continue;
     ESOCK_LIBC(close)(s->conn->relay_child_end);  // the child's
@@ -219,6 +221,7 @@ void DdpRuntime::at_fork_parent() {
 void DdpRuntime::at_fork_child() {
   note_pid();
   DdpRuntime& rt = get();
+  epoll_watch_mutex().unlock();
   const pid_t parent = ::getppid();
   std::vector<std::shared_ptr<Socket>> inherited;
   for (const auto& s : rt.socks_) {

@@ -51,6 +51,11 @@ void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
 
 }  // namespace
 
+std::mutex& epoll_watch_mutex() {
+  static auto* m = new std::mutex;  // never destroyed: shims may run during exit
+  return *m;
+}
+
 int private_eventfd() {
   const int e = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (e < 0) return e;

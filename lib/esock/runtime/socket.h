@@ -149,13 +149,17 @@ class Connecting {
 
 // An epoll set the application added a DDPMODE number to (shim/wait.cc): the runtime keeps
 // the set watching the number when the file behind it changes (a connect falling back to
-// plain TCP).
+// plain TCP). Guarded by epoll_watch_mutex(), which an application's epoll_ctl holds across
+// its kernel call and the fork handlers hold across fork (so no child inherits it held);
+// taken after the runtime lock, before the fd table's.
 struct EpollWatch {
   int epfd;
   int fd;
   std::uint32_t events;
   std::uint64_t data;
 };
+
+std::mutex& epoll_watch_mutex();
 
 class Socket {
  public:
@@ -193,7 +197,7 @@ class Socket {
   // Linux's does once), later ones EISCONN.
   bool connect_unreported = false;
   std::unique_ptr<Connecting> connecting;
-  std::vector<EpollWatch> epoll_watches;
+  std::vector<EpollWatch> epoll_watches;  // guarded by epoll_watch_mutex()
   std::unique_ptr<Conn> conn;
   std::unique_ptr<StackListen> lis;  // own-stack providers, while listening
 
