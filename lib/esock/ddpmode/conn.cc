@@ -133,12 +133,15 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
   auto s = fd_get(fd);
   if (!s) return errno_fail(EBADF);
   {
-    std::lock_guard lk(DdpRuntime::get().mu);
+    std::unique_lock lk(DdpRuntime::get().mu);
     switch (s->state()) {
       case Socket::State::armed:
         break;
       case Socket::State::connecting:
-        return errno_fail(EALREADY);
+        // A blocking socket waits again for the connect in progress (one a signal
+        // interrupted), as Linux's does; a non-blocking one is told it is under way.
+        if (s->nonblocking) return errno_fail(EALREADY);
+        return await_connect(lk, fd, s, addr, len);
       case Socket::State::connected:
         // The first connect() after a non-blocking one completed returns 0, as Linux's.
         if (std::exchange(s->connect_unreported, false)) return 0;

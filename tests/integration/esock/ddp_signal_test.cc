@@ -1,6 +1,7 @@
 // Signals and blocking DDPMODE calls over ksock (docs/sockets.md, "Signals"): a handler
 // installed without SA_RESTART interrupts a blocked read, write or accept with EINTR, as
 // the kernel does (signal(7)); with SA_RESTART the call goes on and completes.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -122,6 +123,34 @@ TEST(DdpSignal, WithSaRestartABlockedAcceptGoesOnAndTakesTheConnection) {
   EXPECT_GE(handled.load() - before, 1);
   if (a.rc >= 0) ::close(static_cast<int>(a.rc));
   ::close(cli);
+  ::close(lfd);
+}
+
+// A blocking connect waits for MPA interruptibly: a signal ends it with EINTR while the
+// set-up goes on, and connect() again waits for that same set-up (EALREADY only on a
+// non-blocking socket), as Linux's does. The peer is a kernel listener that never speaks.
+TEST(DdpSignal, ABlockingConnectInterruptedWaitsAgainWhenCalledAgain) {
+  Handler h(0);
+  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t l = sizeof a;
+  ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(lfd, 4), 0);
+  ASSERT_EQ(::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &l), 0);
+  const int fd = ddp_socket();
+  ASSERT_GE(fd, 0);
+  const auto call = [&] {
+    return long{::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a)};
+  };
+  for (int i = 0; i < 2; ++i) {
+    const Outcome c = signal_while_blocked(call, 5000, [] {});
+    ASSERT_TRUE(c.in_time) << "connect " << i;
+    EXPECT_EQ(c.rc, -1) << "connect " << i;
+    EXPECT_EQ(c.err, EINTR) << "connect " << i;  // not EALREADY the second time
+  }
+  ::close(fd);
   ::close(lfd);
 }
 
