@@ -661,6 +661,28 @@ TEST(DdpFd, AVforkChildsCloseRangeLeavesTheParentsSocketsAlone) {
   EXPECT_EQ(std::string(b, 2), "vf");
 }
 
+// SO_LINGER with a time: close returns at once and the connection drains in the runtime
+// (the peer reads everything, then end of stream); with a zero time it resets
+// (PeerResetGivesEconnreset).
+TEST(DdpFd, CloseWithALingerTimeDeliversEverythingThenEof) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  linger lg{1, 5};
+  ASSERT_EQ(::setsockopt(p.cli, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+  const auto v = pattern(200000, 41);
+  std::vector<std::uint8_t> in(v.size());
+  std::thread reader([&] { EXPECT_TRUE(read_all(p.srv, in.data(), in.size())); });
+  ASSERT_TRUE(write_all(p.cli, v.data(), v.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(::close(p.cli), 0);
+  p.cli = -1;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  reader.join();
+  EXPECT_EQ(in, v);
+  char b[4];
+  EXPECT_EQ(::read(p.srv, b, sizeof b), 0);
+}
+
 // accept4's flags apply to the accepted number; plain accept gives neither.
 TEST(DdpFd, Accept4FlagsApplyToTheAcceptedNumber) {
   std::uint16_t port = 0;

@@ -212,6 +212,28 @@ inline void expect_nonblock_shared_by_dups(int fd) {
   ::close(d);
 }
 
+// dup3 with O_CLOEXEC shares the connection and sets the flag on the new number only;
+// dup2 onto a number that names the same socket keeps it; closing the copies leaves the
+// original working.
+inline void expect_dup_family(int fd) {
+  const int d = ::dup3(fd, 800, O_CLOEXEC);
+  ASSERT_EQ(d, 800) << std::strerror(errno);
+  EXPECT_TRUE(::fcntl(d, F_GETFD) & FD_CLOEXEC);
+  EXPECT_FALSE(::fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  EXPECT_EQ(esock_is_ddp(d), 1);
+  const int e = ::dup(fd);
+  ASSERT_GE(e, 0);
+  ASSERT_EQ(::dup2(d, e), e);
+  EXPECT_EQ(esock_is_ddp(e), 1);
+  ASSERT_EQ(::write(d, "dd", 2), 2);
+  ASSERT_EQ(::write(e, "ee", 2), 2);
+  ::close(d);
+  ::close(e);
+  char b[4];
+  ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 4));
+  EXPECT_EQ(std::string(b, 4), "ddee");
+}
+
 // sendfile from a file with and without an offset; the echo equals the file.
 inline void expect_sendfile(int fd) {
   const auto v = pattern(300000, 5);
@@ -258,6 +280,7 @@ inline void expect_every_call(int fd) {
   expect_vector_calls(fd);
   expect_ioctls(fd);
   expect_nonblock_shared_by_dups(fd);
+  expect_dup_family(fd);
   expect_sendfile(fd);
   expect_splice_both_ways(fd);
   expect_mmsg_batches(fd);
