@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "esock/ddpmode/conn.h"
+#include "esock/process/fd_passing.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fork_relay.h"
 #include "esock/runtime/runtime.h"
@@ -30,21 +31,6 @@ namespace esock::sockets {
 namespace {
 
 constexpr char want = 'w';
-
-// A message of one body with room for one descriptor (SCM_RIGHTS).
-struct FdMessage {
-  explicit FdMessage(void* body, std::size_t len) : iov{body, len} {
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-  }
-  FdMessage(const FdMessage&) = delete;
-  FdMessage& operator=(const FdMessage&) = delete;
-  iovec iov;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-};
 
 // The parent's answer: the peer's name (len octets of peer); the relay's end rides along.
 struct RelayMessage {
@@ -100,14 +86,8 @@ class QueueListenRelay final : public ListenRelay {
     if (private_pair(SOCK_STREAM, sp) < 0) return false;
     *mine = sp[0];
     ESOCK_LIBC(fcntl)(*mine, F_SETFL, O_NONBLOCK);
-    FdMessage fm(&msg, sizeof msg);
-    msghdr& m = fm.m;
-    cmsghdr* c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
-    const bool sent = ESOCK_LIBC(sendmsg)(parent_, &m, MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
+    const bool sent = send_with_fd(
+        parent_, bytes_view(reinterpret_cast<const std::uint8_t*>(&msg), sizeof msg), sp[1]);
     ESOCK_LIBC(close)(sp[1]);  // in flight in the queue now, or not sent
     if (!sent) ESOCK_LIBC(close)(*mine);
     return sent;
@@ -136,10 +116,10 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
   for (;;) {
     ask_parent(fd, ls);
     RelayMessage msg{};
-    FdMessage fm(&msg, sizeof msg);
-    msghdr& m = fm.m;
-    const int cloexec = (flags & SOCK_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0;
-    const ssize_t n = ESOCK_LIBC(recvmsg)(fd, &m, MSG_DONTWAIT | cloexec);
+    int a = -1;
+    bool truncated = false;
+    const ssize_t n = recv_with_fd(fd, mut_bytes(reinterpret_cast<std::uint8_t*>(&msg), sizeof msg),
+                                   (flags & SOCK_CLOEXEC) ? MSG_CMSG_CLOEXEC : 0, &a, &truncated);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       bool nonblocking;
       {
@@ -160,13 +140,11 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
     }
     // The descriptor did not fit (this process is at its limit): the kernel dropped it, and
     // with it that connection, as accept would fail with EMFILE.
-    if (m.msg_flags & MSG_CTRUNC) return errno_fail(EMFILE);
-    const cmsghdr* c = CMSG_FIRSTHDR(&m);
-    if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(sizeof(int)) || n != static_cast<ssize_t>(sizeof msg))
+    if (truncated && a < 0) return errno_fail(EMFILE);
+    if (a < 0 || truncated || n != static_cast<ssize_t>(sizeof msg)) {
+      if (a >= 0) ESOCK_LIBC(close)(a);
       continue;  // not ours: dropped
-    int a = -1;
-    std::memcpy(&a, CMSG_DATA(c), sizeof a);
+    }
     if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
     if (addr != nullptr && len != nullptr) {  // accept(2): truncated to *len, full size back
       const socklen_t plen = std::min<socklen_t>(msg.len, sizeof msg.peer);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "esock/process/fd_passing.h"
 #include "esock/process/libc.h"
 
 namespace esock::sockets {
@@ -14,21 +15,6 @@ namespace {
 // An MPA Request is 20 octets and at most 512 of private data (RFC 5044 section 7.1).
 constexpr std::size_t max_message = 1 + 20 + 512;
 
-// One queue message: the kind and the Request in `data`, the descriptor in the control part.
-struct Message {
-  std::uint8_t data[max_message];
-  iovec v{};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  explicit Message(std::size_t len) : v{data, len} {
-    m.msg_iov = &v;
-    m.msg_iovlen = 1;
-    m.msg_control = control;
-    m.msg_controllen = sizeof control;
-  }
-  Message(const Message&) = delete;
-  Message& operator=(const Message&) = delete;
-};
 }  // namespace
 
 int listen_queue_pair(int* in, int* out) {
@@ -50,31 +36,24 @@ int listen_queue_pair(int* in, int* out) {
 
 bool listen_queue_push(int in, int fd, QueuedConn::Kind kind, bytes_view mpa_request) {
   if (mpa_request.size() + 1 > max_message) return false;
-  Message msg(1 + mpa_request.size());
-  msg.data[0] = static_cast<std::uint8_t>(kind);
-  if (!mpa_request.empty()) std::memcpy(msg.data + 1, mpa_request.data(), mpa_request.size());
-  cmsghdr* c = CMSG_FIRSTHDR(&msg.m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return ESOCK_LIBC(sendmsg)(in, &msg.m, MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
+  std::uint8_t msg[max_message];
+  msg[0] = static_cast<std::uint8_t>(kind);
+  if (!mpa_request.empty()) std::memcpy(msg + 1, mpa_request.data(), mpa_request.size());
+  return send_with_fd(in, bytes_view(msg, 1 + mpa_request.size()), fd);
 }
 
 std::optional<QueuedConn> listen_queue_pop(int out) {
-  Message in(max_message);
-  msghdr& m = in.m;
-  const std::uint8_t* msg = in.data;
-  const ssize_t n = ESOCK_LIBC(recvmsg)(out, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  std::uint8_t msg[max_message];
+  QueuedConn q;
+  bool truncated = false;
+  const ssize_t n =
+      recv_with_fd(out, mut_bytes(msg, sizeof msg), MSG_CMSG_CLOEXEC, &q.fd, &truncated);
   if (n <= 0) {
     if (n == 0) errno = EAGAIN;
+    if (q.fd >= 0) ESOCK_LIBC(close)(q.fd);
     return std::nullopt;
   }
-  QueuedConn q;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      std::memcpy(&q.fd, CMSG_DATA(c), sizeof q.fd);
-  if (q.fd < 0 || msg[0] > 2 || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+  if (q.fd < 0 || msg[0] > 2 || truncated) {
     if (q.fd >= 0) ESOCK_LIBC(close)(q.fd);
     errno = EPROTO;  // not a message of ours: nothing to hand out
     return std::nullopt;
