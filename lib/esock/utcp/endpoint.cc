@@ -79,6 +79,12 @@ void Endpoint::abort() {
   conn_ = nullptr;
 }
 
+tcp::Connection* Endpoint::release_plain() {
+  tcp::Connection* c = std::exchange(conn_, nullptr);
+  if (c != nullptr) c->set_user(nullptr);
+  return c;
+}
+
 void Endpoint::release_tcp() {
   if (conn_ == nullptr) return;
   conn_->set_user(nullptr);

@@ -89,6 +89,16 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   }
 
   State state() const;
+  // A peer without esock (docs/sockets.md, "Peers without esock"), while MPA negotiates:
+  // its first octets are not the MPA key (RFC 5044 section 7.1) and nothing of them was
+  // consumed, or it has sent nothing at all.
+  bool peer_not_mpa() const { return not_mpa_; }
+  bool peer_silent() const { return !received_; }
+  // Gives the TCP connection up as it is (what the peer sent still in its receive queue),
+  // for a user that carries it as plain TCP; the endpoint is inert afterwards. Only before
+  // the engine sent anything a plain peer would take for data (a responder's, or an
+  // initiator whose peer spoke first and then gets the Request it ignores).
+  tcp::Connection* release_plain();
   const std::string& error() const { return engine_.error(); }
   const mpa::Negotiated& negotiated() const { return engine_.negotiated(); }
   const Stats& stats() const { return engine_.stats(); }
@@ -115,6 +125,7 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   bool send_fpdu(std::span<const mpa::FramePiece> pieces, std::uint64_t seg_id) override;
 
   bool receive();  // endpoint_rx.cc
+  bool key_check();
   bool transmit();
   void complete_acked();
   void release_tcp();
@@ -129,6 +140,9 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   bool hold_input_ = false;
   bool fin_sent_ = false;
   bool close_requested_ = false;
+  bool received_ = false;             // the peer sent an octet
+  bool key_seen_ = false;             // ... and its first 16 were the MPA key
+  bool not_mpa_ = false;              // ... or they were not
   std::uint64_t acked_reported_ = 0;  // highest segment id passed to Engine::on_acked
 
   // Receive side, in TCP sequence space. rx_seq_: sequence number of the next octet the

@@ -1,10 +1,31 @@
 // Endpoint receive side: TCP's in-order octets and placed ranges, interleaved in sequence
 // order, fed to the engine; segments ahead of a hole offered to it for early placement.
 #include <algorithm>
+#include <cstring>
 
 #include "esock/utcp/endpoint.h"
 
 namespace esock::utcp {
+
+// RFC 5044 section 7.1: an MPA start frame begins with its 16-octet key, "MPA ID Req Frame"
+// from the initiator and "MPA ID Rep Frame" back. Until all 16 have arrived and match,
+// nothing goes to the engine, so a peer that speaks something else (a plain TCP program)
+// finds everything it sent still in TCP's queue for whoever carries it on (release_plain).
+// False while the engine must not be fed.
+bool Endpoint::key_check() {
+  if (key_seen_ || not_mpa_) return key_seen_;
+  static constexpr char req[] = "MPA ID Req Frame", rep[] = "MPA ID Rep Frame";
+  const char* key = engine_.initiator() ? rep : req;
+  tcp::RecvQueue& rq = conn_->tcb().recv_queue();
+  std::uint8_t head[16];
+  const std::size_t n = rq.peek(head);
+  if (n == 0) return conn_->tcb().peer_closed();  // the end: the engine hears of it
+  received_ = true;
+  not_mpa_ = std::memcmp(head, key, n) != 0;
+  key_seen_ = n == sizeof head && !not_mpa_;
+  // A short key that still matches waits for the rest, unless nothing more can come.
+  return key_seen_ || (!not_mpa_ && conn_->tcb().peer_closed());
+}
 
 // Drains what TCP has delivered in order: queued octets and placed ranges, interleaved in
 // sequence order (TcbUser's exactly-once contract).
@@ -12,6 +33,7 @@ bool Endpoint::receive() {
   tcp::Tcb& tcb = conn_->tcb();
   tcp::RecvQueue& rq = tcb.recv_queue();
   bool did = false;
+  if (engine_.state() == rnic::Engine::State::negotiating && !key_check()) return false;
   for (;;) {
     if (hold_input_ && engine_.state() == rnic::Engine::State::established) return did;
     if (!skips_.empty() && skips_.front().seq == rx_seq_) {

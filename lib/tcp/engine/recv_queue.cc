@@ -17,6 +17,16 @@ std::size_t RecvQueue::read(mut_bytes out) {
   return done;
 }
 
+std::size_t RecvQueue::peek(mut_bytes out) const {
+  std::size_t done = 0;
+  for (auto it = pieces_.begin(); done < out.size() && it != pieces_.end(); ++it) {
+    const std::size_t k = std::min(out.size() - done, it->data.size());
+    std::memcpy(out.data() + done, it->data.data(), k);
+    done += k;
+  }
+  return done;
+}
+
 bool RecvQueue::may_pin(std::size_t len, const BufRef& ref, std::size_t more) const {
   if (!ref || pinned_ + more >= max_pinned_) return false;
   // A tiny segment is copied unless the queue is empty: the common request/response case

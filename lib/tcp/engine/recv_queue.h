@@ -51,6 +51,9 @@ class RecvQueue {
 
   // Copies up to out.size() bytes out and consumes them.
   std::size_t read(mut_bytes out);
+  // Copies up to out.size() bytes from the front, across pieces, and consumes nothing (a
+  // user that must see a protocol's first octets before deciding who reads them).
+  std::size_t peek(mut_bytes out) const;
 
   // Zero-copy access: the first piece (empty view when the queue is empty) and its ref.
   bytes_view front() const { return pieces_.empty() ? bytes_view{} : pieces_.front().data; }

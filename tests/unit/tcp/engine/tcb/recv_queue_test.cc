@@ -249,5 +249,31 @@ TEST(TcbMemory, AConnectionReservesNoFullWindowOfOutOfOrderPieces) {
   std::printf("heap per idle TCB: %zu octets\n", per_tcb);
 }
 
+// peek copies across pieces (pinned frames and copy blocks alike) and consumes nothing:
+// esock's dpdk provider looks at a peer's first octets before deciding who reads them.
+TEST(RecvQueueFrames, PeekSpansPiecesAndConsumesNothing) {
+  Frames frames;
+  RecvQueue q(1);  // one pinned frame at most: the later pieces are copies
+  const auto a = octets(5, 0), b = octets(300, 5), c = octets(7, 305);
+  push_frame(q, a);
+  push_frame(q, b);
+  push_frame(q, c);
+  std::vector<std::uint8_t> got(16);
+  ASSERT_EQ(q.peek(got), 16u);
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + 5, a.begin()));
+  EXPECT_TRUE(std::equal(got.begin() + 5, got.end(), b.begin()));
+  std::vector<std::uint8_t> all(400);
+  ASSERT_EQ(q.peek(all), 312u);  // short: the queue's size
+  EXPECT_EQ(q.size(), 312u);
+  auto expected = a;
+  expected.insert(expected.end(), b.begin(), b.end());
+  expected.insert(expected.end(), c.begin(), c.end());
+  all.resize(312);
+  EXPECT_EQ(all, expected);
+  EXPECT_EQ(drain(q), expected);
+  std::vector<std::uint8_t> none(4);
+  EXPECT_EQ(q.peek(none), 0u);
+}
+
 }  // namespace
 }  // namespace esock::tcp::test
