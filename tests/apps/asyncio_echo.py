@@ -5,7 +5,7 @@
                                         connection
   asyncio_echo.py client PORT N [HOST]  N connections at once, each sends 1 MiB in pieces and
                                         reads it back; exits 0 only if every octet came back
-  asyncio_echo.py line PORT             one connection (127.0.0.1): sends standard input, prints
+  asyncio_echo.py line PORT [HOST]      one connection (127.0.0.1): sends standard input, prints
                                         each line it gets until one starts with "ok " (the
                                         plain-peer matrix, against plain_recorder.py)
 """
@@ -57,10 +57,10 @@ async def client(host, port, n):
     return all(results)
 
 
-async def line(port):
+async def line(port, host):
     # open_connection: a non-blocking connect, then the socket in the loop's epoll set while
     # it completes (under esockrun --ddp, while esock finds out the peer has no esock).
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    reader, writer = await asyncio.open_connection(host, port)
     writer.write(sys.stdin.buffer.read())
     await writer.drain()
     while got := await asyncio.wait_for(reader.readline(), 10):
@@ -72,7 +72,7 @@ async def line(port):
 
 if __name__ == "__main__":
     if sys.argv[1] == "line":
-        asyncio.run(line(int(sys.argv[2])))
+        asyncio.run(line(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"))
     elif sys.argv[1] == "server":
         asyncio.run(serve(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"))
     else:

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A plain TCP server (never under esock) that records what each connection sent (tests/apps).
 
-  plain_recorder.py PORT DIR MODE   MODE talkative: sends "banner\n" first; silent: says nothing
+  plain_recorder.py PORT DIR MODE [HOST]   MODE talkative: sends "banner\n" first; silent: says
+                                           nothing; HOST: the address it listens on (127.0.0.1)
 Each connection's octets go to DIR/conn.N; the server answers each line with "ok <sha256>\n" of
 all it has received on that connection and stops after DIR/stop exists.
 """
@@ -12,9 +13,10 @@ import sys
 import threading
 
 port, out, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+host = sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1"
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", port))
+ls.bind((host, port))
 ls.listen(16)
 ls.settimeout(0.2)
 n = 0

@@ -5,9 +5,10 @@
 // (SO_ERROR says which), as a kernel TCP connect's does; a blocking one waits for the same
 // end, interruptibly (EINTR leaves the connect going on, as in the kernel).
 //
-// A peer without esock (docs/sockets.md, "Peers without esock"; kernel TCP only): the number
-// is handed to a fresh kernel socket that connects to the same address as plain TCP, and
-// the epoll sets the application added it to are moved along (Socket::epoll_watches).
+// A peer without esock (docs/sockets.md, "Peers without esock"): the number is handed to a
+// fresh plain TCP connection to the same address (kernel TCP: a kernel socket; an own stack:
+// a connection in the stack relayed to an AF_UNIX end, Provider::open_plain), and the epoll
+// sets the application added it to are moved along (Socket::epoll_watches).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -88,7 +91,8 @@ class AsyncConnect final : public Connecting {
     if (s_.tcp_fd < 0 && s_.pc) s_.pc->on_ready(revents);
   }
   Instant due() const override {
-    return silent_watch() ? std::min(deadline_, plain_at_) : deadline_;
+    return silent_watch() && silent_since_ ? std::min(deadline_, *silent_since_ + fallback_after())
+                                           : deadline_;
   }
   int option_fd() const override {
     if (s_.tcp_fd >= 0) return s_.tcp_fd;
@@ -120,17 +124,22 @@ class AsyncConnect final : public Connecting {
       s_.pc = s_.provider->initiate(s_.tcp_fd, mpa_config(true, s.msgmode(), s.rawmode()));
       if (!s_.pc) return fail(s, EOPNOTSUPP);
       s_.tcp_fd = -1;  // the transport's now
-      // MPA gets its own time; a peer silent for fallback_ms does not speak esock.
+      // MPA gets its own time.
       deadline_ = now + std::chrono::milliseconds(config().timeout_ms);
-      plain_at_ = now + std::chrono::milliseconds(config().fallback_ms);
     }
     const int st = s_.pc->setup_state();
     if (st == 0) return finish(s);
     if (st == EINPROGRESS) {
-      if (silent_watch() && now >= plain_at_)
+      // A peer silent for fallback_ms once TCP is up (peer_silent says so from then on)
+      // does not speak esock.
+      if (silent_watch() && !silent_since_) silent_since_ = now;
+      if (silent_watch() && now >= *silent_since_ + fallback_after())
         return fall_back(s, "the peer sent nothing (no MPA Reply)");
       if (now < deadline_) return false;
-      return s_.may_fall_back ? fall_back(s, "MPA negotiation timed out") : fail(s, ETIMEDOUT);
+      // (An own stack's connection may still be opening TCP: that times out as TCP does.)
+      const bool negotiating = !s_.provider->own_stack() || s_.pc->peer_silent();
+      return s_.may_fall_back && negotiating ? fall_back(s, "MPA negotiation timed out")
+                                             : fail(s, ETIMEDOUT);
     }
     if (s_.may_fall_back && (st == EPROTO || st == ECONNRESET))
       return fall_back(s, s_.pc->setup_error());
@@ -143,6 +152,7 @@ class AsyncConnect final : public Connecting {
   bool silent_watch() const {
     return s_.may_fall_back && s_.tcp_fd < 0 && s_.pc && s_.pc->peer_silent();
   }
+  static Duration fallback_after() { return std::chrono::milliseconds(config().fallback_ms); }
 
   // MPA is done: the stream starts, and the signal pair and the option socket become the
   // connection's. Its first round (right after this one) makes the number writable.
@@ -175,29 +185,8 @@ class AsyncConnect final : public Connecting {
   bool fall_back(Socket& s, const std::string& why) {
     const int app = s_.app_fd;
     if (s.fd_refs.load() != 1) return fail(s, ECONNREFUSED);  // a dup: no single number
-    const int n =
-        ESOCK_LIBC(socket)(s_.peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const int n = s_.provider->own_stack() ? open_plain() : plain_socket();
     if (n < 0) return fail(s, errno);
-    const int probe = s_.pc->option_fd();
-    // The options a client sets before connect and that matter after it.
-    for (auto [level, name] : {std::pair{SOL_SOCKET, SO_KEEPALIVE},
-                               {SOL_SOCKET, SO_REUSEADDR},
-                               {SOL_SOCKET, SO_PRIORITY}}) {
-      int v = 0;
-      socklen_t l = sizeof v;
-      if (probe >= 0 && ESOCK_LIBC(getsockopt)(probe, level, name, &v, &l) == 0)
-        ESOCK_LIBC(setsockopt)(n, level, name, &v, l);
-    }
-    ESOCK_LIBC(setsockopt)(n, IPPROTO_TCP, TCP_NODELAY, &nodelay_, sizeof nodelay_);
-    // A connect() waiting in this process connects the socket itself (blocking, as the
-    // application asked); otherwise it starts here and the number polls writable when done.
-    if (!waiter_ &&
-        ESOCK_LIBC(connect)(n, reinterpret_cast<const sockaddr*>(&s_.peer), s_.peer_len) < 0 &&
-        errno != EINPROGRESS) {
-      const int err = errno;
-      ESOCK_LIBC(close)(n);
-      return fail(s, err);
-    }
     const int flags = ESOCK_LIBC(fcntl)(s_.sig_a, F_GETFL);  // A's: the application's
     int err = ECONNREFUSED;  // the number no longer names this socket alone (closed, dup2)
     std::lock_guard watches(epoll_watch_mutex());
@@ -229,8 +218,50 @@ class AsyncConnect final : public Connecting {
     return true;
   }
 
+  // Kernel TCP: a fresh kernel socket with the options a client sets before connect and
+  // that matter after it. A connect() waiting in this process connects it itself (blocking,
+  // as the application asked); otherwise it starts here and the number polls writable when
+  // done. -1 with errno.
+  int plain_socket() {
+    const int n =
+        ESOCK_LIBC(socket)(s_.peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (n < 0) return -1;
+    const int probe = s_.pc->option_fd();
+    for (auto [level, name] : {std::pair{SOL_SOCKET, SO_KEEPALIVE},
+                               {SOL_SOCKET, SO_REUSEADDR},
+                               {SOL_SOCKET, SO_PRIORITY}}) {
+      int v = 0;
+      socklen_t l = sizeof v;
+      if (probe >= 0 && ESOCK_LIBC(getsockopt)(probe, level, name, &v, &l) == 0)
+        ESOCK_LIBC(setsockopt)(n, level, name, &v, l);
+    }
+    ESOCK_LIBC(setsockopt)(n, IPPROTO_TCP, TCP_NODELAY, &nodelay_, sizeof nodelay_);
+    if (!waiter_ &&
+        ESOCK_LIBC(connect)(n, reinterpret_cast<const sockaddr*>(&s_.peer), s_.peer_len) < 0 &&
+        errno != EINPROGRESS) {
+      const int err = errno;
+      ESOCK_LIBC(close)(n);
+      errno = err;
+      return -1;
+    }
+    return n;
+  }
+
+  // An own stack: a plain connection in the stack, relayed to the AF_UNIX end returned
+  // (utcp/plain_relay.h). What the application writes before it is up waits in the pair.
+  int open_plain() {
+    sockaddr_in dst{}, local{};
+    std::memcpy(&dst, &s_.peer, sizeof dst);
+    int err = 0;
+    const int n = s_.provider->open_plain(dst, &local, &err);
+    if (n < 0) errno = err;
+    if (n >= 0) relayed_add(n, local, dst);  // shows as the TCP socket it stands for
+    return n;
+  }
+
   Setup s_;
-  Instant deadline_{}, plain_at_{};
+  Instant deadline_{};
+  std::optional<Instant> silent_since_;
   int nodelay_ = 0;
   bool waiter_ = false;
 };
@@ -251,7 +282,7 @@ int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
   std::memcpy(&set.peer, addr, std::min<std::size_t>(len, sizeof set.peer));
   set.peer_len = std::min<socklen_t>(len, sizeof set.peer);
   // Only a socket no other number names can turn plain (as ddp_give_back_implicit).
-  set.may_fall_back = !pc && falls_back(s.implicit) && s.fd_refs.load() == 1;
+  set.may_fall_back = falls_back(s.implicit) && s.fd_refs.load() == 1;
   const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
   // Handover: the kernel socket moves to a private number (kernel TCP: the transport; own
   // stack: the holder of SO_*/TCP_* options), and A takes the application's number,
@@ -297,10 +328,15 @@ int await_connect(std::unique_lock<RuntimeMutex>& lk, int fd, const std::shared_
     case Socket::State::connected:
       s.connect_unreported = false;
       return 0;
-    case Socket::State::plain:
-      // The number is a fresh kernel socket now, left for this call to connect.
+    case Socket::State::plain: {
+      // Kernel TCP: the number is a fresh kernel socket now, left for this call to connect.
+      // An own stack: the relay's end, whose connection the stack opens (conn_async's
+      // open_plain).
+      const Provider* p = configured_provider();
+      if (p != nullptr && p->own_stack()) return 0;
       lk.unlock();
       return ESOCK_LIBC(connect)(fd, addr, len);
+    }
     case Socket::State::closed:
       return errno_fail(EBADF);
     default:

@@ -26,6 +26,7 @@
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
+#include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -178,15 +179,23 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
 namespace {
 
 // A peer without esock, on a listener that falls back (StackListen::fallback): accept(2)
-// returns its kernel socket k itself, a plain TCP socket with everything the peer sent
-// unread, at the lowest free number as accept's is. One line on stderr, a few per process.
-int accept_plain(int k, bool silent, sockaddr* addr, socklen_t* len, int flags) {
+// returns k itself, at the lowest free number as accept's is, with everything the peer sent
+// unread: a plain kernel TCP socket (ksock), or the end of an AF_UNIX pair an own stack
+// relays to its connection as plain TCP (utcp/plain_relay.h); peer: the peer's name (null:
+// k's). One line on stderr, a few per process.
+int accept_plain(int k, bool silent, const sockaddr_storage* peer_name, sockaddr* addr,
+                 socklen_t* len, int flags) {
   if (k < 0) return errno_fail(ECONNABORTED);
   sockaddr_storage peer{};
   socklen_t plen = sizeof peer;
-  if (ESOCK_LIBC(getpeername)(k, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;
+  if (peer_name != nullptr) {
+    peer = *peer_name;
+    plen = peer.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  } else if (ESOCK_LIBC(getpeername)(k, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
+    plen = 0;
+  }
   const int zero = 0;  // the kernel's default again (set for iWARP when it was accepted)
-  ESOCK_LIBC(setsockopt)(k, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);
+  ESOCK_LIBC(setsockopt)(k, IPPROTO_TCP, TCP_NODELAY, &zero, sizeof zero);  // (fails on a pair)
   const int a = ESOCK_LIBC(fcntl)(k, (flags & SOCK_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
   const int err = errno;
   ESOCK_LIBC(close)(k);
@@ -228,7 +237,8 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
         continue;
       }
       if (q->kind != QueuedConn::Kind::negotiated)
-        return accept_plain(q->fd, q->kind == QueuedConn::Kind::plain_silent, addr, len, flags);
+        return accept_plain(q->fd, q->kind == QueuedConn::Kind::plain_silent, nullptr, addr, len,
+                            flags);
       Provider* p = configured_provider();
       if (p != nullptr) pc = p->adopt_negotiated(q->fd, ls.lis->mpa, q->mpa_request);
       if (!pc) {
@@ -243,8 +253,20 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
       }
       pc = std::move(ls.lis->ready.front());
       ls.lis->ready.pop_front();
-      if (pc->peer_not_mpa() || pc->peer_silent())
-        return accept_plain(pc->take_plain(), pc->peer_silent(), addr, len, flags);
+      if (pc->peer_not_mpa() || pc->peer_silent()) {
+        sockaddr_storage peer{};
+        socklen_t plen = sizeof peer;
+        const bool named = pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) == 0;
+        const bool silent = pc->peer_silent();
+        sockaddr_in local{};
+        socklen_t llen = sizeof local;
+        const bool local_named = pc->name(false, reinterpret_cast<sockaddr*>(&local), &llen) == 0;
+        const int k = pc->take_plain();
+        // An own stack's relay end shows as the TCP socket it stands for.
+        if (k >= 0 && named && local_named && peer.ss_family == AF_INET)
+          relayed_add(k, local, *reinterpret_cast<const sockaddr_in*>(&peer));
+        return accept_plain(k, silent, named ? &peer : nullptr, addr, len, flags);
+      }
     }
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());

@@ -7,7 +7,9 @@
 // A plugin rather than part of libesock.so: DPDK's libraries run constructors when loaded,
 // which every program under esockrun would otherwise pay for, pass-through ones included.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "esock/providers/provider.h"
 #include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
+#include "esock/utcp/plain_relay.h"
 #include "tcp/dev/memif_frames.h"
 #include "tcp/runtime/runtime.h"
 
@@ -145,6 +148,12 @@ class DpdkConn final : public ProviderConn {
   int option_fd() const override { return -1; }
   int setup_state() const override;
   std::string setup_error() const override;
+  // Peers without esock (utcp::Endpoint tells them): silent only once TCP is up.
+  bool peer_not_mpa() const override { return ep_ && ep_->peer_not_mpa(); }
+  bool peer_silent() const override {
+    return ep_ && ep_->state() == utcp::Endpoint::State::negotiating && ep_->peer_silent();
+  }
+  int take_plain() override;
 
  private:
   void attach(std::unique_ptr<utcp::Endpoint> ep);
@@ -220,8 +229,57 @@ class DpdkProvider final : public Provider {
   bool poll_once() override {
     bool did = rt_->poll_once();
     for (DpdkConn* c : conns_) did |= c->start_if_link_up() && c->progress();
+    for (auto& r : relays_) did |= r->pump();
+    // A relay over (both ends of stream, or a reset) releases its connection to the stack
+    // once everything it passed on was acknowledged (so an exit right after loses nothing);
+    // the stack finishes it (FIN-WAIT, TIME-WAIT) on its own.
+    std::erase_if(relays_, [](const auto& r) { return r->done() && r->settled(); });
     if (did) rt_->stack().iface().flush();  // what the endpoints queued leaves this round
     return did;
+  }
+
+  int open_plain(const sockaddr_in& dst, sockaddr_in* local, int* err) override {
+    tcp::Connection* c =
+        stack().connect(tcp::Ipv4Addr{ntohl(dst.sin_addr.s_addr)}, ntohs(dst.sin_port), err);
+    if (c == nullptr) return -1;
+    *local = to_sockaddr(c->tuple().local_ip, c->tuple().local_port);
+    const int fd = relay_plain(c);
+    if (fd < 0) *err = errno;
+    return fd;
+  }
+
+  // The application's end of an AF_UNIX stream pair whose other end is relayed to c as
+  // plain TCP (utcp/plain_relay.h), or -1 (c is then reset).
+  int relay_plain(tcp::Connection* c) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      stack().abort(c);
+      return -1;
+    }
+    ::fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    // Octets arrive in TCP's segments; a pair buffer of a few hundred KiB keeps a bulk
+    // transfer from stalling on the relay's round trip.
+    const int buf = 1 << 20;
+    for (int fd : sv) {
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    }
+    relays_.push_back(std::make_unique<utcp::PlainRelay>(stack(), c, sv[1]));
+    return sv[0];
+  }
+
+  void poll_fds(std::vector<pollfd>* out) const override {
+    for (const auto& r : relays_)
+      if (const short ev = r->poll_events(); ev != 0) out->push_back(pollfd{r->fd(), ev, 0});
+  }
+
+  bool drain_at_exit() override {
+    bool left = false;
+    for (auto& r : relays_) {
+      r->finish();
+      left = left || !r->settled();
+    }
+    return left;
   }
 
   void stop() override {
@@ -229,6 +287,8 @@ class DpdkProvider final : public Provider {
     // process is exiting and the progress thread never runs again).
     for (DpdkConn* c : conns_) c->abandon();
     conns_.clear();
+    for (auto& r : relays_) r->abandon();
+    relays_.clear();
     if (!rt_) return;
     // DPDK is left as it is (abandon_at_exit says why); what closing the port would have
     // removed on the host is removed here. exit() flushes a capture's stdio buffer.
@@ -305,6 +365,7 @@ class DpdkProvider final : public Provider {
   int start_err_ = 0;
   std::string start_why_;
   std::vector<DpdkConn*> conns_;
+  std::vector<std::unique_ptr<utcp::PlainRelay>> relays_;  // peers without esock
   std::string memif_socket_;  // a memif server's socket file, removed at exit
 };
 
@@ -354,9 +415,15 @@ void DpdkConn::flush() {
   if (ep_ && ep_->progress()) p_.stack().iface().flush();
 }
 
+int DpdkConn::take_plain() {
+  tcp::Connection* c = ep_ ? ep_->release_plain() : nullptr;
+  return c != nullptr ? p_.relay_plain(c) : -1;
+}
+
 int DpdkConn::setup_state() const {
   if (start_err_ != 0) return start_err_;
   if (!ep_) return EINPROGRESS;
+  if (ep_->peer_not_mpa()) return EPROTO;  // nothing of what it sent was consumed
   switch (ep_->state()) {
     case utcp::Endpoint::State::connecting:
     case utcp::Endpoint::State::negotiating:
@@ -378,6 +445,7 @@ int DpdkConn::setup_state() const {
 std::string DpdkConn::setup_error() const {
   if (start_err_ != 0) return std::string("TCP connect: ") + std::strerror(start_err_);
   if (!ep_) return "the DPDK port's link is down (is the peer attached?)";
+  if (ep_->peer_not_mpa()) return "the peer's first octets are not MPA's";
   if (!ep_->error().empty()) return ep_->error();
   return "connection closed during MPA negotiation";
 }

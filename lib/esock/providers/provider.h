@@ -10,6 +10,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "esock/providers/transport_state.h"
 #include "esock/rnic/verbs.h"
@@ -80,6 +82,8 @@ class ProviderConn {
   // A negotiated responder whose transport is a descriptor (ksock): the peer's MPA Request
   // as it arrived, so another process can take the connection over (Provider::
   // adopt_negotiated). Empty when the provider cannot hand connections over.
+  // (Own stacks: take_plain gives the application's end of an AF_UNIX pair the stack
+  // relays to the connection as plain TCP, utcp/plain_relay.h.)
   virtual bytes_view mpa_request() const { return {}; }
 };
 
@@ -146,9 +150,23 @@ class Provider {
                                                          bytes_view /*mpa_request*/) {
     return nullptr;
   }
+  // A peer without esock (docs/sockets.md, "Peers without esock"), esock client side: a
+  // fresh plain TCP connection to dst in the stack (the probe that found out carried an MPA
+  // Request the peer took for data), relayed to the descriptor returned (an AF_UNIX stream
+  // end the application's number becomes; *local: the connection's name). -1 with *err.
+  virtual int open_plain(const sockaddr_in& /*dst*/, sockaddr_in* /*local*/, int* err) {
+    *err = EOPNOTSUPP;
+    return -1;
+  }
   // One round of the stack and of every connection it carries; true if anything happened
   // (the progress thread backs off after a run of empty rounds).
   virtual bool poll_once() { return false; }
+  // Descriptors whose readiness moves the stack's work on besides its device (the ends of
+  // the plain relays), for a progress thread that sleeps between rounds.
+  virtual void poll_fds(std::vector<pollfd>* /*out*/) const {}
+  // Process exit, before stop(): true while something is still to be moved (plain
+  // relays: the application's ends count as closed from the first call on).
+  virtual bool drain_at_exit() { return false; }
   // Process exit, after the runtime drained what it could: releases the device and what
   // it leaves on the host (DPDK: the port, EAL's runtime directory). Nothing is called
   // after this.

@@ -531,6 +531,12 @@ void DdpRuntime::loop() {
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
       who.push_back({s.get(), nullptr, nullptr, false});
     }
+    if (stack_ != nullptr) {  // the stack's plain relays (a peer without esock)
+      const std::size_t before = pfds.size();
+      stack_->poll_fds(&pfds);
+      for (std::size_t i = before; i < pfds.size(); ++i)
+        who.push_back({nullptr, nullptr, nullptr, true});
+    }
     // One round of the own stack (received frames, timers, every connection's engine).
     const bool polling = stack_ != nullptr;
     const bool did = polling && stack_->poll_once();
@@ -620,7 +626,8 @@ void DdpRuntime::at_exit() {
   const Instant end = rt.clock_.now() + exit_drain_time;
   for (Instant now = rt.clock_.now(); now < end; now = rt.clock_.now()) {
     if (std::none_of(rt.socks_.begin(), rt.socks_.end(),
-                     [](const auto& s) { return s->conn != nullptr; }))
+                     [](const auto& s) { return s->conn != nullptr; }) &&
+        !rt.stack_->drain_at_exit())
       break;
     rt.wait_until(lk, CallClock::now() + (end - now));  // a round, or what is left
   }

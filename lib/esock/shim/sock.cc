@@ -8,8 +8,27 @@
 #include "esock/esock.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/relayed_names.h"
 
 using esock::sockets::fd_is_ddp;
+
+namespace {
+
+int name_call(int fd, bool peer, sockaddr* addr, socklen_t* len) {
+  const socklen_t room = len != nullptr ? *len : 0;  // the kernel's answer shortens *len
+  const int r =
+      peer ? ESOCK_LIBC(getpeername)(fd, addr, len) : ESOCK_LIBC(getsockname)(fd, addr, len);
+  int out = r;
+  if (r == 0 && esock::sockets::relayed_any() && addr != nullptr && *len >= sizeof(sa_family_t) &&
+      addr->sa_family == AF_UNIX) [[unlikely]] {
+    const socklen_t kernel_len = *len;
+    *len = room;
+    if (!esock::sockets::relayed_name(fd, peer, addr, len, &out)) *len = kernel_len;
+  }
+  return out;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -61,28 +80,46 @@ int shutdown(int fd, int how) {
   return ESOCK_LIBC(shutdown)(fd, how);
 }
 
+// A plain relay's end (runtime/relayed_names.h) is asked about only after the kernel's
+// answer showed an AF_UNIX socket or refused a TCP option, so other calls pay nothing.
 int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   if (level == SOL_ESOCK || fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_setsockopt(fd, level, name, val, len);
-  return ESOCK_LIBC(setsockopt)(fd, level, name, val, len);
+  int r = ESOCK_LIBC(setsockopt)(fd, level, name, val, len);
+  if (r < 0 && errno == EOPNOTSUPP && esock::sockets::relayed_any()) [[unlikely]] {
+    const int err = errno;
+    if (!esock::sockets::relayed_setsockopt(fd, level, name, val, len, &r)) errno = err;
+  }
+  return r;
 }
 
 int getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   if (level == SOL_ESOCK || fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_getsockopt(fd, level, name, val, len);
-  return ESOCK_LIBC(getsockopt)(fd, level, name, val, len);
+  int r = ESOCK_LIBC(getsockopt)(fd, level, name, val, len);
+  if (esock::sockets::relayed_any()) [[unlikely]] {
+    const bool unix_family = r == 0 && level == SOL_SOCKET && val != nullptr &&
+                             *len >= sizeof(int) &&
+                             ((name == SO_DOMAIN && *static_cast<int*>(val) == AF_UNIX) ||
+                              (name == SO_PROTOCOL && *static_cast<int*>(val) == 0));
+    const int err = errno;
+    if ((unix_family || (r < 0 && err == EOPNOTSUPP)) &&
+        !esock::sockets::relayed_getsockopt(fd, level, name, val, len, &r))
+      errno = err;
+  }
+  return r;
 }
 
 int getsockname(int fd, sockaddr* addr, socklen_t* len) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_getname(fd, false, addr, len);
-  return ESOCK_LIBC(getsockname)(fd, addr, len);
+  return name_call(fd, false, addr, len);
 }
 
 int getpeername(int fd, sockaddr* addr, socklen_t* len) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_getname(fd, true, addr, len);
-  return ESOCK_LIBC(getpeername)(fd, addr, len);
+  return name_call(fd, true, addr, len);
 }
 
 }  // extern "C"

@@ -22,6 +22,12 @@ PlainRelay::~PlainRelay() {
     stack_.close(conn_);
 }
 
+bool PlainRelay::settled() const {
+  if (conn_ == nullptr || failed_ || reset_ || conn_->state() == tcp::TcpState::closed) return true;
+  const tcp::Tcb& t = conn_->tcb();
+  return done() && t.unsent() == 0 && t.snd_una() == t.snd_nxt();
+}
+
 short PlainRelay::poll_events() const {
   if (conn_ == nullptr || done()) return 0;
   short ev = 0;
@@ -93,7 +99,7 @@ bool PlainRelay::to_peer() {
     const ssize_t n = ::recv(fd_, buf_.data(), room, MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) break;
+      if (errno == EAGAIN && !exiting_) break;
     }
     if (n <= 0) {
       // shutdown(SHUT_WR) or close: FIN after what went before. A whole close also hangs
@@ -101,7 +107,7 @@ bool PlainRelay::to_peer() {
       app_eof_ = true;
       conn_->shutdown_send();
       pollfd p{fd_, 0, 0};
-      if (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP)) app_gone_ = true;
+      if (exiting_ || (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))) app_gone_ = true;
       did = true;
       break;
     }

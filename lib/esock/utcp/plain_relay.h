@@ -42,6 +42,15 @@ class PlainRelay {
   bool pump();
   // Both directions ended (or the connection failed): the owner may destroy the relay.
   bool done() const { return failed_ || reset_ || (app_eof_ && (fin_passed_ || app_gone_)); }
+  // Everything the relay passed to TCP, FIN included, was acknowledged (or the connection
+  // is gone): releasing it now loses nothing even if the stack stops right after.
+  bool settled() const;
+  // Process exit: the application's end counts as closed once what is in the pair went on
+  // (as the kernel closes a process's sockets at exit).
+  void finish() {
+    exiting_ = true;
+    pump();
+  }
   // Process exit: the stack goes away under the relay, which must not touch it again.
   void abandon() { conn_ = nullptr; }
 
@@ -60,6 +69,7 @@ class PlainRelay {
   bool fin_passed_ = false;        // the peer's FIN went on as shutdown(SHUT_WR)
   bool failed_ = false;            // reset, refused or timed out
   bool reset_ = false;             // the application closed with the peer's octets unread
+  bool exiting_ = false;           // finish(): an empty pair is the application's close
 };
 
 }  // namespace esock::utcp
