@@ -6,7 +6,9 @@
 # MODE: plain (no esock), pass (esockrun: pass-through), ddp (esockrun --ddp -p ksock, with
 # ESOCK_FALLBACK=fail so a run that did not really speak iWARP fails), ddp-dpdk (esockrun
 # --ddp -p dpdk, server and client each on its own DPDK stack, joined by net_memif), or, for
-# APP=plain_peers, ddp-fallback (the default policy against peers without esock).
+# APP=plain_peers, ddp-fallback (the default policy against peers without esock, ksock) and
+# ddp-dpdk-fallback (the same with esock on its DPDK stack over net_tap into a network
+# namespace, the plain peers the kernel's TCP there).
 # Prints "RESULT app mode PASS|FAIL seconds detail" and appends it to OUT_DIR/results.tsv.
 # Exit 77 (skip) when the program is not installed.
 set -u
@@ -19,6 +21,7 @@ PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do { kill -KILL -- "-$p" "$p" && wait "$p"; } 2>/dev/null; done
 	rm -rf "$TMP"
+	[ -z "${NS:-}" ] || ip netns del "$NS" 2>/dev/null
 }
 trap cleanup EXIT
 PY=/usr/bin/python3
@@ -32,6 +35,28 @@ plain) W="" ;;
 pass) W="$ESOCKRUN --" ;;
 ddp) W="$ESOCKRUN --ddp -p ksock -e ESOCK_FALLBACK=fail --" ;;
 ddp-fallback) W="$ESOCKRUN --ddp -p ksock --" ;;
+ddp-dpdk-fallback)
+	# esock on its own DPDK stack over net_tap (10.87.0.2) inside a private network namespace;
+	# the plain peers are the kernel's TCP there, on a macvlan over the TAP (10.87.0.1), as
+	# tests/interop/tcp/tcp_kernel_suite.sh says why. ESOCK_DEBUG=1: the server's word that
+	# it listens.
+	{ [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ]; } || { echo "SKIP: needs root and /dev/net/tun"; exit 77; }
+	NS=esock-apps
+	ip netns del $NS 2>/dev/null  # a killed earlier run's
+	ip netns add $NS || { echo "cannot create netns $NS"; exit 1; }
+	ip -n $NS link set lo up
+	ip -n $NS tuntap add dev etap0 mode tap multi_queue
+	ip netns exec $NS sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	ip -n $NS link set etap0 txqueuelen 10000 up
+	ip -n $NS link add kmv0 link etap0 address 02:87:00:00:00:01 type macvlan mode bridge
+	ip -n $NS link set kmv0 up
+	ip -n $NS addr add 10.87.0.1/24 dev kmv0
+	PLAIN="ip netns exec $NS"
+	HOST=10.87.0.2
+	KHOST=10.87.0.1
+	W="$PLAIN $ESOCKRUN --ddp -p dpdk -e ESOCK_DEBUG=1 -e ESOCK_DPDK_IP=$HOST/24"
+	W="$W -e ESOCK_DPDK_VDEV=net_tap0,iface=etap0,mac=02:87:00:00:00:02 --"
+	;;
 ddp-dpdk)
 	# Two DPDK stacks joined by net_memif (server 10.99.0.1, client 10.99.0.2), as
 	# tests/integration/esock_dpdk does; ESOCK_DEBUG=1 makes the server say when it listens.
@@ -46,16 +71,18 @@ ddp-dpdk)
 esac
 WS=${WS-$W}
 WC=${WC-$W}
+PLAIN=${PLAIN-}     # the prefix that runs a program without esock where the plain peers live
+KHOST=${KHOST-$HOST}  # their address
 # Below the kernel's ephemeral range (32768-60999), where a client's port could take it.
 port() { echo $((20000 + RANDOM % 12000)); }
 # Until the server listens on port $1 (bounded): the kernel's listening socket, or on the
 # dpdk stack the server's own word for it (ESOCK_DEBUG, in $TMP/server.err).
 wait_listen() {
 	for _ in $(seq 1 500); do
-		if [ "$MODE" = ddp-dpdk ]; then
-			grep -q "esock: listening: port $1 " "$TMP/server.err" 2>/dev/null && return 0
+		if [ "$MODE" = ddp-dpdk ] || [ -n "${2:-}" ]; then
+			grep -q "esock: listening: port $1 " "${2:-$TMP/server.err}" 2>/dev/null && return 0
 		else
-			ss -ltnH "sport = :$1" | grep -q . && return 0
+			$PLAIN ss -ltnH "sport = :$1" | grep -q . && return 0
 		fi
 		sleep 0.02
 	done
@@ -208,8 +235,10 @@ openssl)  # TLS 1.3: s_server -WWW serves the 50 MB file, s_client fetches it
 	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "decrypted data differs ($(stat -c %s "$TMP/got.bin") octets)"
 	finish PASS "TLS 1.3, 50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
 	;;
-plain_peers)  # ddp-fallback only: esock against peers without esock, no byte misdelivered
-	[ "$MODE" = ddp-fallback ] || { echo "SKIP: plain_peers runs in mode ddp-fallback"; exit 77; }
+plain_peers)  # esock against peers without esock, no byte misdelivered
+	case $MODE in ddp-fallback | ddp-dpdk-fallback) ;; *)
+		echo "SKIP: plain_peers runs in modes ddp-fallback and ddp-dpdk-fallback"; exit 77 ;;
+	esac
 	need socat
 	printf 'the application line\n' >"$TMP/msg"
 	MSUM=$(sha "$TMP/msg")
@@ -222,14 +251,14 @@ plain_peers)  # ddp-fallback only: esock against peers without esock, no byte mi
 			P=$(port)
 			rec="$TMP/$client.$kind"
 			mkdir -p "$rec"
-			$PY "$HERE/plain_recorder.py" "$P" "$rec" "$kind" 2>"$TMP/recorder.err" &
+			$PLAIN $PY "$HERE/plain_recorder.py" "$P" "$rec" "$kind" "$KHOST" 2>"$TMP/recorder.err" &
 			RP=$!
 			PIDS+=("$RP")
 			wait_listen "$P" || fail "recorder did not start"
 			if [ "$client" = socat ]; then
-				out=$(timeout 20 $W socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg" 2>"$TMP/client.err")
+				out=$(timeout 20 $W socat -t 2 - TCP4:"$KHOST":"$P" <"$TMP/msg" 2>"$TMP/client.err")
 			else
-				out=$(timeout 20 $W $PY "$HERE/asyncio_echo.py" line "$P" <"$TMP/msg" 2>"$TMP/client.err")
+				out=$(timeout 20 $W $PY "$HERE/asyncio_echo.py" line "$P" "$KHOST" <"$TMP/msg" 2>"$TMP/client.err")
 			fi
 			touch "$rec/stop"
 			wait "$RP" 2>/dev/null
@@ -246,11 +275,15 @@ plain_peers)  # ddp-fallback only: esock against peers without esock, no byte mi
 	for kind in talkative silent; do
 		P=$(port)
 		bg $W socat TCP4-LISTEN:"$P",reuseaddr PIPE 2>"$TMP/server.$kind.err"
-		wait_listen "$P" || fail "esock server did not start"
-		if [ "$kind" = silent ]; then
-			out=$( (sleep 1; cat "$TMP/msg") | timeout 20 socat -t 2 - TCP4:127.0.0.1:"$P")
+		if [ -n "$PLAIN" ]; then
+			wait_listen "$P" "$TMP/server.$kind.err" || fail "esock server did not start"
 		else
-			out=$(timeout 20 socat -t 2 - TCP4:127.0.0.1:"$P" <"$TMP/msg")
+			wait_listen "$P" || fail "esock server did not start"
+		fi
+		if [ "$kind" = silent ]; then
+			out=$( (sleep 1; cat "$TMP/msg") | timeout 20 $PLAIN socat -t 2 - TCP4:"$HOST":"$P")
+		else
+			out=$(timeout 20 $PLAIN socat -t 2 - TCP4:"$HOST":"$P" <"$TMP/msg")
 		fi
 		[ "$out" = "the application line" ] || fail "plain $kind client: echo '$out'"
 		grep -q "does not speak esock" "$TMP/server.$kind.err" || fail "plain $kind client: no fallback line"
