@@ -24,6 +24,7 @@
 #include "esock/process/fd_passing.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fork_relay.h"
+#include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -32,10 +33,12 @@ namespace {
 
 constexpr char want = 'w';
 
-// The parent's answer: the peer's name (len octets of peer); the relay's end rides along.
+// The parent's answer: the peer's name (len octets of peer) and the connection's own; the
+// relay's end rides along.
 struct RelayMessage {
   socklen_t len;
   sockaddr_storage peer;
+  sockaddr_in local;
 };
 
 class QueueListenRelay final : public ListenRelay {
@@ -82,6 +85,8 @@ class QueueListenRelay final : public ListenRelay {
     RelayMessage msg{};
     msg.len = sizeof msg.peer;
     if (pc.name(true, reinterpret_cast<sockaddr*>(&msg.peer), &msg.len) != 0) msg.len = 0;
+    socklen_t llen = sizeof msg.local;
+    if (pc.name(false, reinterpret_cast<sockaddr*>(&msg.local), &llen) != 0) msg.local = {};
     int sp[2];
     if (private_pair(SOCK_STREAM, sp) < 0) return false;
     *mine = sp[0];
@@ -146,6 +151,9 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
       continue;  // not ours: dropped
     }
     if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
+    // The relay's end shows as the TCP socket it stands for (runtime/relayed_names.h).
+    if (msg.peer.ss_family == AF_INET && msg.local.sin_family == AF_INET)
+      relayed_add(a, msg.local, *reinterpret_cast<const sockaddr_in*>(&msg.peer));
     if (addr != nullptr && len != nullptr) {  // accept(2): truncated to *len, full size back
       const socklen_t plen = std::min<socklen_t>(msg.len, sizeof msg.peer);
       std::memcpy(addr, &msg.peer, std::min(*len, plen));

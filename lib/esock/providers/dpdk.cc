@@ -22,6 +22,7 @@
 
 #include "esock/process/config.h"
 #include "esock/providers/dpdk_debris.h"
+#include "esock/providers/dpdk_signals.h"
 #include "esock/providers/provider.h"
 #include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
@@ -272,6 +273,8 @@ class DpdkProvider final : public Provider {
     for (const auto& r : relays_)
       if (const short ev = r->poll_events(); ev != 0) out->push_back(pollfd{r->fd(), ev, 0});
   }
+
+  void take_device_signals() override { take_tap_signals(); }
 
   bool drain_at_exit() override {
     bool left = false;

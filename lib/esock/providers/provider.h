@@ -164,6 +164,12 @@ class Provider {
   // Descriptors whose readiness moves the stack's work on besides its device (the ends of
   // the plain relays), for a progress thread that sleeps between rounds.
   virtual void poll_fds(std::vector<pollfd>* /*out*/) const {}
+  // Called once by the progress thread when it first polls the stack: a device that
+  // raises a signal per received frame (DPDK's net_tap: O_ASYNC on its queues, a signal
+  // handler that counts them and without which its receive path reads nothing) sends it to
+  // the calling thread from then on, which unblocks it, so that the application's threads
+  // never see their system calls interrupted by it (nc quits on poll's EINTR).
+  virtual void take_device_signals() {}
   // Process exit, before stop(): true while something is still to be moved (plain
   // relays: the application's ends count as closed from the first call on).
   virtual bool drain_at_exit() { return false; }

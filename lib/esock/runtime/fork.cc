@@ -16,6 +16,7 @@
 
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
 
 namespace esock::sockets {
@@ -57,6 +58,13 @@ bool make_relay(Socket& s) {
   ESOCK_LIBC(fcntl)(ends[0], F_SETFL, O_NONBLOCK);
   c.relay = std::make_unique<ForkRelay>(ends[0]);
   c.relay_child_end = ends[1];
+  // The child's end shows as the TCP socket it stands for (relayed_names.h); the entry is
+  // made here, before fork, so the child has it without taking a lock after fork.
+  sockaddr_in local{}, peer{};
+  socklen_t ll = sizeof local, pl = sizeof peer;
+  if (c.pc->name(false, reinterpret_cast<sockaddr*>(&local), &ll) == 0 &&
+      c.pc->name(true, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 && local.sin_family == AF_INET)
+    relayed_add(ends[1], local, peer);
   return true;
 }
 

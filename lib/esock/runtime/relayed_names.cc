@@ -1,6 +1,7 @@
 #include "esock/runtime/relayed_names.h"
 
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -57,6 +58,14 @@ bool is_tcp_level(int level) {
 }
 
 }  // namespace
+
+void relayed_names_init() {
+  static const bool once = [] {
+    ::pthread_atfork([] { mu.lock(); }, [] { mu.unlock(); }, [] { mu.unlock(); });
+    return true;
+  }();
+  (void)once;
+}
 
 void relayed_add(int fd, const sockaddr_in& local, const sockaddr_in& peer) {
   ino_t ino = 0;

@@ -20,6 +20,10 @@ namespace esock::sockets {
 
 inline constexpr std::size_t relayed_capacity = 4096;
 
+// Registers the fork handlers that hold the table's lock across fork (so no child inherits it
+// held); the runtime calls it before registering its own, whose prepare handler adds
+// entries (fork.cc) and so must run first.
+void relayed_names_init();
 void relayed_add(int fd, const sockaddr_in& local, const sockaddr_in& peer);
 bool relayed_any();  // one relaxed load: whether anything was ever added
 // After the kernel's own call on fd: true (with the call's result in *ret, errno set) when

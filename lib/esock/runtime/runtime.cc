@@ -1,4 +1,5 @@
 #include "esock/runtime/runtime.h"
+#include "esock/runtime/relayed_names.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -138,7 +139,8 @@ DdpRuntime& DdpRuntime::get() {
     ProgressMode mode = ProgressMode::automatic;
     (void)parse_progress_mode(config().progress, &mode);  // config() checked the name
     r->set_progress(mode, std::chrono::microseconds(config().spin_us));
-    fd_table_init();  // its fork handlers first, so its lock is taken after ours
+    relayed_names_init();  // likewise (fork.cc adds entries in our prepare handler)
+    fd_table_init();       // its fork handlers first, so its lock is taken after ours
     ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
     return r;
   }();
@@ -481,7 +483,14 @@ void DdpRuntime::loop() {
     bool relay = false;      // the connection's fork relay (its round moves the octets)
   };
   std::vector<Polled> who;
+  bool device_signals_taken = false;
   while (!stop_) {
+    if (stack_ != nullptr && !device_signals_taken) {
+      // A device that signals its frames (net_tap) signals this thread, not the
+      // application's, whose system calls those signals would interrupt (Provider).
+      stack_->take_device_signals();
+      device_signals_taken = true;
+    }
     // auto: while an application thread polls the stack, this thread rests (both on the
     // same cores would only take turns at the lock).
     if (stack_ != nullptr && app_polling(CallClock::now())) {

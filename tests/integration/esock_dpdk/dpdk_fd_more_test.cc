@@ -2,6 +2,7 @@
 // the peer's close, half close), fork, errors, and a DDPMODE listener in this process that
 // the peer connects back to. See dpdk_fd_test.cc.
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -249,12 +250,28 @@ TEST(DpdkFd, AForkChildServesTheConnectionItsParentClosed) {
   const int fd = PeerEnv::open("echo");
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(write_all(fd, reinterpret_cast<const std::uint8_t*>("pre"), 3));
+  sockaddr_in peer{};
+  socklen_t pl = sizeof peer;
+  ASSERT_EQ(::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl), 0);
   const pid_t child = ::fork();
   if (child == 0) {
     // What the parent wrote before the fork comes back here, then the child's own octets,
     // then the peer's end of stream after the child's.
     std::uint8_t b[16];
     int bits = read_all(fd, b, 3) && std::memcmp(b, "pre", 3) == 0 ? 0 : 1;
+    // The child's number (a relay's end) still shows as the TCP socket: its peer's name,
+    // and a TCP option that is kept.
+    sockaddr_in p{};
+    socklen_t l = sizeof p;
+    const int one = 1;
+    int got = 0;
+    socklen_t gl = sizeof got;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&p), &l) != 0 || l != sizeof p ||
+        p.sin_family != AF_INET || p.sin_port != peer.sin_port ||
+        p.sin_addr.s_addr != peer.sin_addr.s_addr ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+        ::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &got, &gl) != 0 || got != 1)
+      bits |= 16;
     const auto v = pattern(300000, 21);  // more than the pair and the stream buffer
     std::thread w([&] {
       if (!write_all(fd, v.data(), v.size()) || ::shutdown(fd, SHUT_WR) != 0) bits |= 2;
@@ -271,7 +288,7 @@ TEST(DpdkFd, AForkChildServesTheConnectionItsParentClosed) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 pre, 2 write, 4 echo, 8 end of stream";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 pre, 2 write, 4 echo, 8 end of stream, 16 names";
 }
 
 // A parent that forked for something else and uses the connection keeps it: the child's
@@ -508,6 +525,14 @@ TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
       char ip[INET_ADDRSTRLEN] = "?";
       ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
       int bits = std::strcmp(ip, esock_dpdk_test::kPeerIp) == 0 ? 0 : 2;
+      // The accepted number (a relay's end) shows as the TCP socket: its names.
+      sockaddr_in p{}, me{};
+      socklen_t pl = sizeof p, ml = sizeof me;
+      if (::getpeername(c, reinterpret_cast<sockaddr*>(&p), &pl) != 0 ||
+          p.sin_port != from.sin_port ||
+          ::getsockname(c, reinterpret_cast<sockaddr*>(&me), &ml) != 0 ||
+          me.sin_family != AF_INET || ntohs(me.sin_port) != port)
+        bits |= 32;
       std::uint8_t b[8];
       if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
       const auto v = pattern(200000, static_cast<std::uint32_t>(30 + i));
@@ -531,7 +556,8 @@ TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
     int status = 0;
     ASSERT_EQ(::waitpid(p, &status, 0), p);
     EXPECT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 accept, 2 name, 4 hello, 8 write, 16 echo";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "bits: 1 accept, 2 name, 4 hello, 8 write, 16 echo, 32 getpeername/getsockname";
   }
   for (const int c : ctl) ::close(c);
   ::close(l);
