@@ -289,6 +289,23 @@ plain_peers)  # esock against peers without esock, no byte misdelivered
 		grep -q "does not speak esock" "$TMP/server.$kind.err" || fail "plain $kind client: no fallback line"
 		detail="$detail ${kind}->esock:ok"
 	done
+	# Plain clients of a pre-forking server (its workers accept on the listener they
+	# inherited: on dpdk through the parent, which hands them the plain relay's end).
+	P=$(port)
+	bg $W $PY "$HERE/prefork_echo.py" 0.0.0.0 "$P" 2 2>"$TMP/prefork.err"
+	if [ -n "$PLAIN" ]; then
+		wait_listen "$P" "$TMP/prefork.err" || fail "pre-forking server did not start"
+	else
+		wait_listen "$P" || fail "pre-forking server did not start"
+	fi
+	head -c 5000000 "$TMP/data.bin" >"$TMP/part.bin"
+	for i in 1 2 3; do
+		timeout 30 $PLAIN socat -t 10 TCP4:"$HOST":"$P" - <"$TMP/part.bin" >"$TMP/pecho.$i" ||
+			fail "plain client $i of the pre-forking server failed"
+		cmp -s "$TMP/pecho.$i" "$TMP/part.bin" ||
+			fail "plain client $i of the pre-forking server: echo differs ($(stat -c %s "$TMP/pecho.$i") octets)"
+	done
+	detail="$detail prefork:3x5MB"
 	# Bulk, both ways: 50 MB through netcat (the plain connection carries it whole; on dpdk
 	# the stack's relay moves it, and nc quits on the first EINTR its poll sees).
 	need nc

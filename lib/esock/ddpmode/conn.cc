@@ -20,6 +20,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/runtime/fd_table.h"
+#include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
 #include "esock/runtime/socket.h"
 
@@ -35,6 +36,38 @@ int errno_fail(int err) {
 void tell_plain_tcp(const std::string& who) {
   static std::atomic<int> told{0};
   if (told.fetch_add(1) < 8) std::fprintf(stderr, "esock: %s: plain TCP instead\n", who.c_str());
+}
+
+int plain_pair(int ends[2]) {
+  if (private_pair(SOCK_STREAM, ends) < 0) return -1;
+  ESOCK_LIBC(fcntl)(ends[1], F_SETFL, O_NONBLOCK);
+  // Octets arrive in TCP's segments; a pair buffer of a MiB keeps a bulk transfer from
+  // stalling on the relay's rounds.
+  const int buf = 1 << 20;
+  for (int i = 0; i < 2; ++i) {
+    ESOCK_LIBC(setsockopt)(ends[i], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    ESOCK_LIBC(setsockopt)(ends[i], SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  }
+  DdpRuntime::get().keep_relays_moving();
+  return 0;
+}
+
+int take_plain_end(ProviderConn& pc) {
+  const int k = pc.take_plain();
+  if (k >= 0) return k;  // a kernel socket
+  sockaddr_in local{}, peer{};
+  socklen_t ll = sizeof local, pl = sizeof peer;
+  const bool named = pc.name(false, reinterpret_cast<sockaddr*>(&local), &ll) == 0 &&
+                     pc.name(true, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 &&
+                     peer.sin_family == AF_INET;
+  int ends[2];
+  if (plain_pair(ends) < 0) return -1;
+  if (!pc.relay_plain(ends[1])) {  // (it owns ends[1] either way)
+    ESOCK_LIBC(close)(ends[0]);
+    return errno_fail(ECONNABORTED);
+  }
+  if (named) relayed_add(ends[0], local, peer);
+  return ends[0];
 }
 
 namespace {

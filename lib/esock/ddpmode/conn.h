@@ -18,6 +18,16 @@ int errno_fail(int err);  // sets errno, returns -1
 // without esock"): the first 8 of a process, so a busy server does not flood its log.
 void tell_plain_tcp(const std::string& who);
 mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
+// An own stack's plain relay (a peer without esock, utcp/plain_relay.h): a private AF_UNIX
+// stream pair, ends[0] for the application, ends[1] for the relay (non-blocking), buffers
+// sized for bulk transfers; the progress thread is started to move it. 0 or -1 with errno.
+// Under the runtime lock.
+int plain_pair(int ends[2]);
+// The descriptor that carries pc on as plain TCP: its kernel socket (ksock), or the
+// application's end of a plain_pair whose other end the stack relays to the connection,
+// registered to show as the TCP socket it stands for (runtime/relayed_names.h). -1 with
+// errno. Under the runtime lock.
+int take_plain_end(ProviderConn& pc);
 // After MPA: checks the peer's Hello and starts the stream engine (or RAWMODE) on the
 // socket. 0 or an errno. Under the runtime lock (an own-stack connection is polled by the
 // progress thread from the moment it exists).

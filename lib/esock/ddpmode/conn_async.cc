@@ -252,11 +252,15 @@ class AsyncConnect final : public Connecting {
   int open_plain() {
     sockaddr_in dst{}, local{};
     std::memcpy(&dst, &s_.peer, sizeof dst);
+    int ends[2];
+    if (plain_pair(ends) < 0) return -1;
     int err = 0;
-    const int n = s_.provider->open_plain(dst, &local, &err);
-    if (n < 0) errno = err;
-    if (n >= 0) relayed_add(n, local, dst);  // shows as the TCP socket it stands for
-    return n;
+    if (!s_.provider->open_plain(dst, ends[1], &local, &err)) {  // (it owns ends[1])
+      ESOCK_LIBC(close)(ends[0]);
+      return errno_fail(err);
+    }
+    relayed_add(ends[0], local, dst);  // shows as the TCP socket it stands for
+    return ends[0];
   }
 
   Setup s_;

@@ -258,14 +258,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
         socklen_t plen = sizeof peer;
         const bool named = pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) == 0;
         const bool silent = pc->peer_silent();
-        sockaddr_in local{};
-        socklen_t llen = sizeof local;
-        const bool local_named = pc->name(false, reinterpret_cast<sockaddr*>(&local), &llen) == 0;
-        const int k = pc->take_plain();
-        // An own stack's relay end shows as the TCP socket it stands for.
-        if (k >= 0 && named && local_named && peer.ss_family == AF_INET)
-          relayed_add(k, local, *reinterpret_cast<const sockaddr_in*>(&peer));
-        return accept_plain(k, silent, named ? &peer : nullptr, addr, len, flags);
+        return accept_plain(take_plain_end(*pc), silent, named ? &peer : nullptr, addr, len, flags);
       }
     }
     auto s = std::make_shared<Socket>();

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "esock/ddpmode/conn.h"
 #include "esock/process/fd_passing.h"
@@ -60,6 +61,22 @@ class QueueListenRelay final : public ListenRelay {
       // The child's end goes out first: a full queue (or any failure) leaves the
       // connection where it was, for the next round.
       ProviderConn& pc = *l.ready.front();
+      if (pc.peer_not_mpa() || pc.peer_silent()) {
+        // A peer without esock (docs/sockets.md): the child gets the plain relay's end
+        // itself, as accept would return it here.
+        const bool silent = pc.peer_silent();
+        RelayMessage msg = message(pc);
+        const int k = take_plain_end(pc);
+        if (k >= 0 && !send_with_fd(parent_, as_bytes(msg), k))
+          ESOCK_LIBC(shutdown)(k, SHUT_RDWR);  // (the queue is full: the connection is lost)
+        if (k >= 0) ESOCK_LIBC(close)(k);
+        l.ready.pop_front();
+        --wants_;
+        tell_plain_tcp(std::string("a client does not speak esock (") +
+                       (silent ? "it sent nothing" : "its first octets are not an MPA Request") +
+                       ")");
+        continue;
+      }
       int mine = -1;
       if (!offer(pc, &mine)) break;
       std::unique_ptr<ProviderConn> taken = std::move(l.ready.front());
@@ -81,18 +98,25 @@ class QueueListenRelay final : public ListenRelay {
  private:
   // Sends the children a relay's end with the peer's name (a fixed-size message, so a
   // child never mistakes it for the end of the queue); *mine is the other end.
-  bool offer(const ProviderConn& pc, int* mine) {
+  static RelayMessage message(const ProviderConn& pc) {
     RelayMessage msg{};
     msg.len = sizeof msg.peer;
     if (pc.name(true, reinterpret_cast<sockaddr*>(&msg.peer), &msg.len) != 0) msg.len = 0;
     socklen_t llen = sizeof msg.local;
     if (pc.name(false, reinterpret_cast<sockaddr*>(&msg.local), &llen) != 0) msg.local = {};
+    return msg;
+  }
+  static bytes_view as_bytes(const RelayMessage& msg) {
+    return bytes_view(reinterpret_cast<const std::uint8_t*>(&msg), sizeof msg);
+  }
+
+  bool offer(const ProviderConn& pc, int* mine) {
+    const RelayMessage msg = message(pc);
     int sp[2];
     if (private_pair(SOCK_STREAM, sp) < 0) return false;
     *mine = sp[0];
     ESOCK_LIBC(fcntl)(*mine, F_SETFL, O_NONBLOCK);
-    const bool sent = send_with_fd(
-        parent_, bytes_view(reinterpret_cast<const std::uint8_t*>(&msg), sizeof msg), sp[1]);
+    const bool sent = send_with_fd(parent_, as_bytes(msg), sp[1]);
     ESOCK_LIBC(close)(sp[1]);  // in flight in the queue now, or not sent
     if (!sent) ESOCK_LIBC(close)(*mine);
     return sent;

@@ -7,9 +7,7 @@
 // A plugin rather than part of libesock.so: DPDK's libraries run constructors when loaded,
 // which every program under esockrun would otherwise pay for, pass-through ones included.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,7 +152,7 @@ class DpdkConn final : public ProviderConn {
   bool peer_silent() const override {
     return ep_ && ep_->state() == utcp::Endpoint::State::negotiating && ep_->peer_silent();
   }
-  int take_plain() override;
+  bool relay_plain(int fd) override;
 
  private:
   void attach(std::unique_ptr<utcp::Endpoint> ep);
@@ -239,39 +237,29 @@ class DpdkProvider final : public Provider {
     return did;
   }
 
-  int open_plain(const sockaddr_in& dst, sockaddr_in* local, int* err) override {
+  bool open_plain(const sockaddr_in& dst, int fd, sockaddr_in* local, int* err) override {
     tcp::Connection* c =
         stack().connect(tcp::Ipv4Addr{ntohl(dst.sin_addr.s_addr)}, ntohs(dst.sin_port), err);
-    if (c == nullptr) return -1;
+    if (c == nullptr) {
+      ::close(fd);
+      return false;
+    }
+    c->set_nodelay(true);  // the relay hands TCP what the pair holds at once
     *local = to_sockaddr(c->tuple().local_ip, c->tuple().local_port);
-    const int fd = relay_plain(c);
-    if (fd < 0) *err = errno;
-    return fd;
+    relay(c, fd);
+    return true;
   }
 
-  // The application's end of an AF_UNIX stream pair whose other end is relayed to c as
-  // plain TCP (utcp/plain_relay.h), or -1 (c is then reset).
-  int relay_plain(tcp::Connection* c) {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-      stack().abort(c);
-      return -1;
-    }
-    ::fcntl(sv[1], F_SETFL, O_NONBLOCK);
-    // Octets arrive in TCP's segments; a pair buffer of a few hundred KiB keeps a bulk
-    // transfer from stalling on the relay's round trip.
-    const int buf = 1 << 20;
-    for (int fd : sv) {
-      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-    }
-    relays_.push_back(std::make_unique<utcp::PlainRelay>(stack(), c, sv[1]));
-    return sv[0];
+  // c carried on as plain TCP through fd (utcp/plain_relay.h).
+  void relay(tcp::Connection* c, int fd) {
+    relays_.push_back(std::make_unique<utcp::PlainRelay>(stack(), c, fd));
   }
 
   void poll_fds(std::vector<pollfd>* out) const override {
+    // Every relay not over, events or none: a hang-up (the application's close after its
+    // shutdown) shows whatever is asked.
     for (const auto& r : relays_)
-      if (const short ev = r->poll_events(); ev != 0) out->push_back(pollfd{r->fd(), ev, 0});
+      if (!r->done()) out->push_back(pollfd{r->fd(), r->poll_events(), 0});
   }
 
   void take_device_signals() override { take_tap_signals(); }
@@ -282,6 +270,10 @@ class DpdkProvider final : public Provider {
       r->finish();
       left = left || !r->settled();
     }
+    // Those over release their connections now (a reset goes out at once, a FIN after
+    // what is queued), before the stack stops.
+    std::erase_if(relays_, [](const auto& r) { return r->done() && r->settled(); });
+    rt_->stack().iface().flush();
     return left;
   }
 
@@ -418,9 +410,14 @@ void DpdkConn::flush() {
   if (ep_ && ep_->progress()) p_.stack().iface().flush();
 }
 
-int DpdkConn::take_plain() {
+bool DpdkConn::relay_plain(int fd) {
   tcp::Connection* c = ep_ ? ep_->release_plain() : nullptr;
-  return c != nullptr ? p_.relay_plain(c) : -1;
+  if (c == nullptr) {
+    ::close(fd);
+    return false;
+  }
+  p_.relay(c, fd);
+  return true;
 }
 
 int DpdkConn::setup_state() const {

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -79,11 +80,16 @@ class ProviderConn {
   virtual bool peer_not_mpa() const { return false; }
   virtual bool peer_silent() const { return false; }
   virtual int take_plain() { return -1; }
+  // Own stacks, instead: carries the connection on as plain TCP through fd, the runtime's
+  // end of an AF_UNIX stream pair (non-blocking, close-on-exec, high), which the provider
+  // owns from now on, also when it returns false (utcp/plain_relay.h).
+  virtual bool relay_plain(int fd) {
+    ::close(fd);
+    return false;
+  }
   // A negotiated responder whose transport is a descriptor (ksock): the peer's MPA Request
   // as it arrived, so another process can take the connection over (Provider::
   // adopt_negotiated). Empty when the provider cannot hand connections over.
-  // (Own stacks: take_plain gives the application's end of an AF_UNIX pair the stack
-  // relays to the connection as plain TCP, utcp/plain_relay.h.)
   virtual bytes_view mpa_request() const { return {}; }
 };
 
@@ -152,11 +158,12 @@ class Provider {
   }
   // A peer without esock (docs/sockets.md, "Peers without esock"), esock client side: a
   // fresh plain TCP connection to dst in the stack (the probe that found out carried an MPA
-  // Request the peer took for data), relayed to the descriptor returned (an AF_UNIX stream
-  // end the application's number becomes; *local: the connection's name). -1 with *err.
-  virtual int open_plain(const sockaddr_in& /*dst*/, sockaddr_in* /*local*/, int* err) {
+  // Request the peer took for data), relayed through fd as relay_plain does (*local: the
+  // connection's name). False with *err.
+  virtual bool open_plain(const sockaddr_in& /*dst*/, int fd, sockaddr_in* /*local*/, int* err) {
+    ::close(fd);
     *err = EOPNOTSUPP;
-    return -1;
+    return false;
   }
   // One round of the stack and of every connection it carries; true if anything happened
   // (the progress thread backs off after a run of empty rounds).

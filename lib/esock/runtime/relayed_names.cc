@@ -80,6 +80,11 @@ bool relayed_any() {
   return any.load(std::memory_order_relaxed);
 }
 
+bool relayed_is(int fd) {
+  std::lock_guard lk(mu);
+  return find(fd) != nullptr;
+}
+
 bool relayed_name(int fd, bool peer, sockaddr* addr, socklen_t* len, int* ret) {
   std::lock_guard lk(mu);
   const Entry* e = find(fd);

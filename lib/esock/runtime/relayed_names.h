@@ -26,6 +26,7 @@ inline constexpr std::size_t relayed_capacity = 4096;
 void relayed_names_init();
 void relayed_add(int fd, const sockaddr_in& local, const sockaddr_in& peer);
 bool relayed_any();  // one relaxed load: whether anything was ever added
+bool relayed_is(int fd);
 // After the kernel's own call on fd: true (with the call's result in *ret, errno set) when
 // fd is a relay's end and the answer is esock's.
 bool relayed_name(int fd, bool peer, sockaddr* addr, socklen_t* len, int* ret);

@@ -163,10 +163,11 @@ DdpRuntime::~DdpRuntime() {
   if (wake_fd_ >= 0) ESOCK_LIBC(close)(wake_fd_);
 }
 
-void DdpRuntime::start_thread() {
+void DdpRuntime::start_thread(bool even_inline) {
   // inline: an own stack moves only in application threads (a kernel-socket provider
   // always needs the thread: it waits on the connections' descriptors).
-  if (thread_started_ || (mode_ == ProgressMode::inline_only && stack_ != nullptr)) return;
+  if (thread_started_ || (!even_inline && mode_ == ProgressMode::inline_only && stack_ != nullptr))
+    return;
   thread_started_ = true;
   // Returns once the thread runs: a thread still starting may hold the allocator's locks
   // (ASan's take them in its thread set-up), and a fork() right after listen() or connect()
@@ -634,9 +635,10 @@ void DdpRuntime::at_exit() {
       rt.close(s);
   const Instant end = rt.clock_.now() + exit_drain_time;
   for (Instant now = rt.clock_.now(); now < end; now = rt.clock_.now()) {
+    const bool relays_left = rt.stack_->drain_at_exit();  // every round: resets go out
     if (std::none_of(rt.socks_.begin(), rt.socks_.end(),
                      [](const auto& s) { return s->conn != nullptr; }) &&
-        !rt.stack_->drain_at_exit())
+        !relays_left)
       break;
     rt.wait_until(lk, CallClock::now() + (end - now));  // a round, or what is left
   }

@@ -119,6 +119,13 @@ class DdpRuntime {
     start_thread();
     wake();
   }
+  // An own stack's plain relay exists (a peer without esock): the progress thread runs
+  // even with ESOCK_PROGRESS=inline, since the application then calls the kernel, not esock,
+  // on that connection.
+  void keep_relays_moving() {
+    start_thread(true);
+    wake();
+  }
   // Wakes every waiter: cv, and each thread asleep in wait_interruptible.
   void notify();
   // As wait, but false once the deadline has passed.
@@ -198,7 +205,7 @@ class DdpRuntime {
   void update_signals(Socket& s);
   // close_ladder's step for this round; releases the connection when it says so.
   void close_step(Conn& c, TransportState transport, bool drained);
-  void start_thread();
+  void start_thread(bool even_inline = false);
   static void at_exit();
   // fork (runtime/fork.cc): the decisions due (the parent keeps what its grace period
   // passed over, a child claims what its parent gave up, unclaimed slots are taken back);

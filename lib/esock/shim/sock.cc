@@ -19,8 +19,8 @@ int name_call(int fd, bool peer, sockaddr* addr, socklen_t* len) {
   const int r =
       peer ? ESOCK_LIBC(getpeername)(fd, addr, len) : ESOCK_LIBC(getsockname)(fd, addr, len);
   int out = r;
-  if (r == 0 && esock::sockets::relayed_any() && addr != nullptr && *len >= sizeof(sa_family_t) &&
-      addr->sa_family == AF_UNIX) [[unlikely]] {
+  if (r == 0 && esock::sockets::relayed_any() && addr != nullptr && room >= sizeof(sa_family_t) &&
+      *len >= sizeof(sa_family_t) && addr->sa_family == AF_UNIX) [[unlikely]] {
     const socklen_t kernel_len = *len;
     *len = room;
     if (!esock::sockets::relayed_name(fd, peer, addr, len, &out)) *len = kernel_len;
@@ -47,7 +47,12 @@ int socket(int domain, int type, int protocol) {
 int connect(int fd, const sockaddr* addr, socklen_t len) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_connect(fd, addr, len);
-  return ESOCK_LIBC(connect)(fd, addr, len);
+  const int r = ESOCK_LIBC(connect)(fd, addr, len);
+  // A relay's end (a connection that fell back, already connected): as TCP says again.
+  if (r < 0 && errno != EISCONN && esock::sockets::relayed_any() && addr != nullptr &&
+      addr->sa_family != AF_UNIX && esock::sockets::relayed_is(fd)) [[unlikely]]
+    errno = EISCONN;
+  return r;
 }
 
 int bind(int fd, const sockaddr* addr, socklen_t len) {

@@ -14,6 +14,9 @@ PlainRelay::PlainRelay(tcp::Stack& stack, tcp::Connection* c, int fd)
 }
 
 PlainRelay::~PlainRelay() {
+  // A fork child that still holds the application's end reads end of stream (its copy
+  // keeps the pair open otherwise).
+  ::shutdown(fd_, SHUT_RDWR);
   ::close(fd_);
   if (conn_ == nullptr) return;
   if (reset_)
@@ -44,6 +47,10 @@ bool PlainRelay::pump() {
     ::shutdown(fd_, SHUT_RDWR);
     failed_ = true;
     return true;
+  }
+  if (app_eof_ && !app_gone_) {  // after its shutdown: a close shows only as a hang-up
+    pollfd p{fd_, 0, 0};
+    if (exiting_ || (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))) app_gone_ = true;
   }
   bool did = to_app();
   if (conn_->established()) did |= to_peer();

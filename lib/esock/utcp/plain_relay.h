@@ -36,7 +36,7 @@ class PlainRelay {
   PlainRelay& operator=(const PlainRelay&) = delete;
 
   int fd() const { return fd_; }
-  // What fd is waited on for (0: only the stack can move the relay on).
+  // What fd is waited on for besides a hang-up (0: only the stack can move the relay on).
   short poll_events() const;
   // Moves what it can both ways without blocking; true when anything moved.
   bool pump();
