@@ -113,6 +113,11 @@ int ddp_option_fd(int fd) {
   return fd;
 }
 
+void ddp_wait_readable(int fd) {
+  auto s = fd_get(fd);
+  if (s && s->fork_queue) ask_parent(fd, *s);
+}
+
 int ddp_epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
   auto s = fd_get(fd);
   if (!s) return ESOCK_LIBC(epoll_ctl)(epfd, op, fd, ev);

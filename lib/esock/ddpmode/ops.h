@@ -39,6 +39,10 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
 int ddp_option_fd(int fd);
 // epoll_ctl(2) on a DDPMODE number: the kernel's, and the set remembered
 // (Socket::epoll_watches).
+// A thread is about to wait for fd to poll readable (poll, select and their kin): a
+// pre-forked worker's copy of an own stack's listener asks its parent for a connection, as
+// accept and adding it to an epoll set do (listen_relay.cc); anything else is left alone.
+void ddp_wait_readable(int fd);
 int ddp_epoll_ctl(int epfd, int op, int fd, epoll_event* ev);
 int ddp_bind(int fd, const sockaddr* addr, socklen_t len);
 // An own-stack provider cannot serve this socket where its program points it (an address

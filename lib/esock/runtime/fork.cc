@@ -97,6 +97,7 @@ void take_listen_queue(Socket& s) {
   (void)s.lis.release();
   s.fork_queue = true;
   s.want_sent = false;
+  fork_queue_listeners.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -42,6 +42,11 @@
 
 namespace esock::sockets {
 
+// Set in a fork child once it holds a copy of an own stack's listener that accepts through
+// its parent (fork.cc): the readiness waits then look for such copies among their
+// descriptors (ddp_wait_readable); elsewhere they pay one relaxed load.
+inline std::atomic<bool> fork_queue_listeners{false};
+
 // The runtime lock. A polling progress thread releases and retakes it every round; a plain
 // mutex would let it retake the lock before an application thread woken by the release
 // gets to run, so application threads announce themselves and the progress thread lets

@@ -40,6 +40,24 @@ bool any_ddp(int nfds, fd_set* const sets[3]) {
   return false;
 }
 
+// A pre-forked worker waiting for its listener copy to poll readable asks the parent for a
+// connection first (ddp_wait_readable), or it would wait for good.
+void ask_for_connections(const pollfd* fds, nfds_t n) {
+  for (nfds_t i = 0; i < n; ++i)
+    if ((fds[i].events & POLLIN) && fd_is_ddp(fds[i].fd))
+      esock::sockets::ddp_wait_readable(fds[i].fd);
+}
+
+void ask_for_connections(int nfds, const fd_set* rd) {
+  if (rd == nullptr || nfds < 0 || nfds > FD_SETSIZE) return;
+  for (int fd = 0; fd < nfds; ++fd)
+    if (FD_ISSET(fd, rd) && fd_is_ddp(fd)) esock::sockets::ddp_wait_readable(fd);
+}
+
+bool fork_children_listen() {
+  return esock::sockets::fork_queue_listeners.load(std::memory_order_relaxed);
+}
+
 // select's timeout as poll's milliseconds (rounded up, as the kernel rounds a sleep up).
 int select_ms(const timeval* t) {
   if (t == nullptr) return -1;
@@ -90,6 +108,8 @@ int select_like(fd_set* const user[3], int timeout_ms, const sigset_t* mask, Loo
 extern "C" {
 
 int poll(pollfd* fds, nfds_t n, int timeout) {
+  if (fork_children_listen()) [[unlikely]]
+    ask_for_connections(fds, n);
   if (!readiness_spins() || !any_ddp(fds, n)) [[likely]]
     return ESOCK_LIBC(poll)(fds, n, timeout);
   return DdpRuntime::get().wait_ready([&](int t) { return ESOCK_LIBC(poll)(fds, n, t); }, timeout);
@@ -114,6 +134,8 @@ int epoll_ctl(int epfd, int op, int fd, epoll_event* ev) {
 // the spin slept none, so only the final wait's remainder is written back).
 int select(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, timeval* timeout) {
   fd_set* const user[3] = {rd, wr, ex};
+  if (fork_children_listen()) [[unlikely]]
+    ask_for_connections(nfds, rd);
   if (!readiness_spins() || nfds < 0 || nfds > FD_SETSIZE || !any_ddp(nfds, user)) [[likely]]
     return ESOCK_LIBC(select)(nfds, rd, wr, ex, timeout);
   return select_like(user, select_ms(timeout), nullptr, [&](fd_set* const* arg, int t) {
@@ -127,6 +149,8 @@ int select(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, timeval* timeout) {
 int pselect(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, const timespec* timeout,
             const sigset_t* mask) {
   fd_set* const user[3] = {rd, wr, ex};
+  if (fork_children_listen()) [[unlikely]]
+    ask_for_connections(nfds, rd);
   if (!readiness_spins() || nfds < 0 || nfds > FD_SETSIZE || !any_ddp(nfds, user)) [[likely]]
     return ESOCK_LIBC(pselect)(nfds, rd, wr, ex, timeout, mask);
   return select_like(user, timespec_ms(timeout), mask, [&](fd_set* const* arg, int t) {
@@ -136,6 +160,8 @@ int pselect(int nfds, fd_set* rd, fd_set* wr, fd_set* ex, const timespec* timeou
 }
 
 int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask) {
+  if (fork_children_listen()) [[unlikely]]
+    ask_for_connections(fds, n);
   if (!readiness_spins() || !any_ddp(fds, n)) [[likely]]
     return ESOCK_LIBC(ppoll)(fds, n, timeout, mask);
   return DdpRuntime::get().wait_ready(

@@ -563,6 +563,65 @@ TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
   ::close(l);
 }
 
+// Workers that wait for their listener copy to poll readable before they accept (apache
+// prefork with several listeners, selector-driven workers): the wait itself asks the parent
+// for a connection, as accept and epoll_ctl do; each gets one, accepts without blocking.
+TEST(DpdkFd, PreforkedChildrenThatPollFirstGetConnections) {
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0) << std::strerror(errno);
+  constexpr int children = 2;
+  pid_t pid[children];
+  for (int i = 0; i < children; ++i) {
+    pid[i] = ::fork();
+    if (pid[i] == 0) {
+      int bits = 0;
+      int c = -1;
+      for (int tries = 0; c < 0 && tries < 100; ++tries) {
+        pollfd p{l, POLLIN, 0};
+        if (i == 0 ? ::poll(&p, 1, 10000) != 1 : [&] {
+              fd_set rd;
+              FD_ZERO(&rd);
+              FD_SET(l, &rd);
+              timeval tv{10, 0};
+              return ::select(l + 1, &rd, nullptr, nullptr, &tv) != 1;
+            }())
+          ::_exit(1);
+        c = ::accept4(l, nullptr, nullptr, SOCK_NONBLOCK);  // another worker may win it
+        if (c < 0 && errno != EAGAIN) ::_exit(2);
+      }
+      if (c < 0) ::_exit(3);
+      ::fcntl(c, F_SETFL, 0);
+      std::uint8_t b[8];
+      if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
+      const auto v = pattern(100000, static_cast<std::uint32_t>(40 + i));
+      std::thread w([&] {
+        if (!write_all(c, v.data(), v.size())) bits |= 8;
+      });
+      std::vector<std::uint8_t> in(v.size());
+      if (!read_all(c, in.data(), in.size()) || in != v) bits |= 16;
+      w.join();
+      ::close(c);
+      ::_exit(bits);
+    }
+    ASSERT_GT(pid[i], 0);
+  }
+  int ctl[children];
+  for (int& c : ctl) {
+    c = PeerEnv::open("connect-back " + std::to_string(port));
+    ASSERT_GE(c, 0);
+  }
+  for (const pid_t p : pid) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(p, &status, 0), p);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "1 poll/select, 2 accept, 3 no connection, bits: 4 hello, 8 write, 16 echo";
+  }
+  for (const int c : ctl) ::close(c);
+  ::close(l);
+}
+
 // Every data and descriptor call on one echoed connection (stream_call_checks.h).
 TEST(DpdkFd, EveryCallOnAnEchoedStream) {
   const int fd = PeerEnv::open("echo");
