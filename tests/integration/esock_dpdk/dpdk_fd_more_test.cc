@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <thread>
 
 #include "ddp_helpers.h"
@@ -506,120 +507,108 @@ TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
   ::close(l);
 }
 
+// A pre-forked worker's side of a connect-back connection: the peer's hello, then n
+// octets each way. Bits: 4 hello, 8 write, 16 echo.
+int serve_connect_back(int c, std::size_t n, std::uint32_t salt) {
+  int bits = 0;
+  std::uint8_t b[8];
+  if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
+  const auto v = pattern(n, salt);
+  std::thread w([&] {
+    if (!write_all(c, v.data(), v.size())) bits |= 8;
+  });
+  std::vector<std::uint8_t> in(v.size());
+  if (!read_all(c, in.data(), in.size()) || in != v) bits |= 16;
+  w.join();
+  ::close(c);
+  return bits;
+}
+
+// The peer connects back to port once per worker; each worker must exit 0.
+void connect_back_and_reap(std::uint16_t port, const pid_t* pid, int workers, const char* legend) {
+  std::vector<int> ctl;
+  for (int i = 0; i < workers; ++i) {
+    ctl.push_back(PeerEnv::open("connect-back " + std::to_string(port)));
+    ASSERT_GE(ctl.back(), 0);
+  }
+  for (int i = 0; i < workers; ++i) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid[i], &status, 0), pid[i]);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << legend;
+  }
+  for (const int c : ctl) ::close(c);
+}
+
+// A DDPMODE listener, `workers` fork children that each run worker(l, port, i) and exit
+// with what it returns, and the peer connecting back once per worker.
+void run_preforked(int workers, const std::function<int(int, std::uint16_t, int)>& worker,
+                   const char* legend) {
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0) << std::strerror(errno);
+  std::vector<pid_t> pid;
+  for (int i = 0; i < workers; ++i) {
+    pid.push_back(::fork());
+    if (pid.back() == 0) ::_exit(worker(l, port, i));
+    ASSERT_GT(pid.back(), 0);
+  }
+  connect_back_and_reap(port, pid.data(), workers, legend);
+  ::close(l);
+}
+
 // Pre-forked children accept on the listener they inherited (apache prefork's shape): the
 // stack is the parent's, so each accept asks the parent, which hands over the connection's
 // relay end with the peer's name.
 TEST(DpdkFd, PreforkedChildrenAcceptThroughTheParent) {
-  std::uint16_t port = 0;
-  const int l = ddp_listener(&port, false, INADDR_ANY);
-  ASSERT_GE(l, 0) << std::strerror(errno);
-  constexpr int children = 2;
-  pid_t pid[children];
-  for (int i = 0; i < children; ++i) {
-    pid[i] = ::fork();
-    if (pid[i] == 0) {
-      sockaddr_in from{};
-      socklen_t fl = sizeof from;
-      const int c = ::accept(l, reinterpret_cast<sockaddr*>(&from), &fl);
-      if (c < 0) ::_exit(1);
-      char ip[INET_ADDRSTRLEN] = "?";
-      ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
-      int bits = std::strcmp(ip, esock_dpdk_test::kPeerIp) == 0 ? 0 : 2;
-      // The accepted number (a relay's end) shows as the TCP socket: its names.
-      sockaddr_in p{}, me{};
-      socklen_t pl = sizeof p, ml = sizeof me;
-      if (::getpeername(c, reinterpret_cast<sockaddr*>(&p), &pl) != 0 ||
-          p.sin_port != from.sin_port ||
-          ::getsockname(c, reinterpret_cast<sockaddr*>(&me), &ml) != 0 ||
-          me.sin_family != AF_INET || ntohs(me.sin_port) != port)
-        bits |= 32;
-      std::uint8_t b[8];
-      if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
-      const auto v = pattern(200000, static_cast<std::uint32_t>(30 + i));
-      std::thread w([&] {
-        if (!write_all(c, v.data(), v.size())) bits |= 8;
-      });
-      std::vector<std::uint8_t> in(v.size());
-      if (!read_all(c, in.data(), in.size()) || in != v) bits |= 16;
-      w.join();
-      ::close(c);
-      ::_exit(bits);
-    }
-    ASSERT_GT(pid[i], 0);
-  }
-  int ctl[children];
-  for (int& c : ctl) {
-    c = PeerEnv::open("connect-back " + std::to_string(port));
-    ASSERT_GE(c, 0);
-  }
-  for (const pid_t p : pid) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(p, &status, 0), p);
-    EXPECT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0)
-        << "bits: 1 accept, 2 name, 4 hello, 8 write, 16 echo, 32 getpeername/getsockname";
-  }
-  for (const int c : ctl) ::close(c);
-  ::close(l);
+  run_preforked(
+      2,
+      [](int l, std::uint16_t port, int i) {
+        sockaddr_in from{};
+        socklen_t fl = sizeof from;
+        const int c = ::accept(l, reinterpret_cast<sockaddr*>(&from), &fl);
+        if (c < 0) return 1;
+        char ip[INET_ADDRSTRLEN] = "?";
+        ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
+        int bits = std::strcmp(ip, esock_dpdk_test::kPeerIp) == 0 ? 0 : 2;
+        // The accepted number (a relay's end) shows as the TCP socket: its names.
+        sockaddr_in p{}, me{};
+        socklen_t pl = sizeof p, ml = sizeof me;
+        if (::getpeername(c, reinterpret_cast<sockaddr*>(&p), &pl) != 0 ||
+            p.sin_port != from.sin_port ||
+            ::getsockname(c, reinterpret_cast<sockaddr*>(&me), &ml) != 0 ||
+            me.sin_family != AF_INET || ntohs(me.sin_port) != port)
+          bits |= 32;
+        return bits | serve_connect_back(c, 200000, static_cast<std::uint32_t>(30 + i));
+      },
+      "bits: 1 accept, 2 name, 4 hello, 8 write, 16 echo, 32 getpeername/getsockname");
 }
 
 // Workers that wait for their listener copy to poll readable before they accept (apache
 // prefork with several listeners, selector-driven workers): the wait itself asks the parent
 // for a connection, as accept and epoll_ctl do; each gets one, accepts without blocking.
 TEST(DpdkFd, PreforkedChildrenThatPollFirstGetConnections) {
-  std::uint16_t port = 0;
-  const int l = ddp_listener(&port, false, INADDR_ANY);
-  ASSERT_GE(l, 0) << std::strerror(errno);
-  constexpr int children = 2;
-  pid_t pid[children];
-  for (int i = 0; i < children; ++i) {
-    pid[i] = ::fork();
-    if (pid[i] == 0) {
-      int bits = 0;
-      int c = -1;
-      for (int tries = 0; c < 0 && tries < 100; ++tries) {
-        pollfd p{l, POLLIN, 0};
-        if (i == 0 ? ::poll(&p, 1, 10000) != 1 : [&] {
-              fd_set rd;
-              FD_ZERO(&rd);
-              FD_SET(l, &rd);
-              timeval tv{10, 0};
-              return ::select(l + 1, &rd, nullptr, nullptr, &tv) != 1;
-            }())
-          ::_exit(1);
-        c = ::accept4(l, nullptr, nullptr, SOCK_NONBLOCK);  // another worker may win it
-        if (c < 0 && errno != EAGAIN) ::_exit(2);
-      }
-      if (c < 0) ::_exit(3);
-      ::fcntl(c, F_SETFL, 0);
-      std::uint8_t b[8];
-      if (!read_all(c, b, 5) || std::memcmp(b, "back\n", 5) != 0) bits |= 4;
-      const auto v = pattern(100000, static_cast<std::uint32_t>(40 + i));
-      std::thread w([&] {
-        if (!write_all(c, v.data(), v.size())) bits |= 8;
-      });
-      std::vector<std::uint8_t> in(v.size());
-      if (!read_all(c, in.data(), in.size()) || in != v) bits |= 16;
-      w.join();
-      ::close(c);
-      ::_exit(bits);
-    }
-    ASSERT_GT(pid[i], 0);
-  }
-  int ctl[children];
-  for (int& c : ctl) {
-    c = PeerEnv::open("connect-back " + std::to_string(port));
-    ASSERT_GE(c, 0);
-  }
-  for (const pid_t p : pid) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(p, &status, 0), p);
-    EXPECT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0)
-        << "1 poll/select, 2 accept, 3 no connection, bits: 4 hello, 8 write, 16 echo";
-  }
-  for (const int c : ctl) ::close(c);
-  ::close(l);
+  run_preforked(
+      2,
+      [](int l, std::uint16_t, int i) {
+        int c = -1;
+        for (int tries = 0; c < 0 && tries < 100; ++tries) {
+          // Worker 0 waits in poll, worker 1 in select.
+          pollfd p{l, POLLIN, 0};
+          fd_set rd;
+          FD_ZERO(&rd);
+          FD_SET(l, &rd);
+          timeval tv{10, 0};
+          const int r = i == 0 ? ::poll(&p, 1, 10000) : ::select(l + 1, &rd, nullptr, nullptr, &tv);
+          if (r != 1) return 1;
+          c = ::accept4(l, nullptr, nullptr, SOCK_NONBLOCK);  // another worker may win it
+          if (c < 0 && errno != EAGAIN) return 2;
+        }
+        if (c < 0) return 3;
+        ::fcntl(c, F_SETFL, 0);
+        return serve_connect_back(c, 100000, static_cast<std::uint32_t>(40 + i));
+      },
+      "1 poll/select, 2 accept, 3 no connection, bits: 4 hello, 8 write, 16 echo");
 }
 
 // Every data and descriptor call on one echoed connection (stream_call_checks.h).
