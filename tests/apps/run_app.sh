@@ -275,6 +275,7 @@ plain_peers)  # esock against peers without esock, no byte misdelivered
 	for kind in talkative silent; do
 		P=$(port)
 		bg $W socat TCP4-LISTEN:"$P",reuseaddr PIPE 2>"$TMP/server.$kind.err"
+		SP=$!
 		if [ -n "$PLAIN" ]; then
 			wait_listen "$P" "$TMP/server.$kind.err" || fail "esock server did not start"
 		else
@@ -288,11 +289,15 @@ plain_peers)  # esock against peers without esock, no byte misdelivered
 		[ "$out" = "the application line" ] || fail "plain $kind client: echo '$out'"
 		grep -q "does not speak esock" "$TMP/server.$kind.err" || fail "plain $kind client: no fallback line"
 		detail="$detail ${kind}->esock:ok"
+		# One esock process on the TAP at a time: two would share its queues, the kernel
+		# spreading each flow's frames to either (the next one's connection then stalls).
+		timeout 20 tail --pid="$SP" -f /dev/null
 	done
 	# Plain clients of a pre-forking server (its workers accept on the listener they
 	# inherited: on dpdk through the parent, which hands them the plain relay's end).
 	P=$(port)
 	bg $W $PY "$HERE/prefork_echo.py" 0.0.0.0 "$P" 2 2>"$TMP/prefork.err"
+	PP=$!
 	if [ -n "$PLAIN" ]; then
 		wait_listen "$P" "$TMP/prefork.err" || fail "pre-forking server did not start"
 	else
@@ -306,6 +311,8 @@ plain_peers)  # esock against peers without esock, no byte misdelivered
 			fail "plain client $i of the pre-forking server: echo differs ($(stat -c %s "$TMP/pecho.$i") octets)"
 	done
 	detail="$detail prefork:3x5MB"
+	kill -TERM "$PP"  # (it kills its workers) and leaves the TAP to the next esock process
+	timeout 20 tail --pid="$PP" -f /dev/null
 	# Bulk, both ways: 50 MB through netcat (the plain connection carries it whole; on dpdk
 	# the stack's relay moves it, and nc quits on the first EINTR its poll sees).
 	need nc
