@@ -1,16 +1,20 @@
 #include "esock/runtime/relayed_names.h"
 
+#include <dirent.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,8 +38,9 @@ struct Entry {
 
 std::atomic<bool> any{false};
 std::mutex mu;
-std::deque<Entry> entries;  // oldest first
-int template_fd = -1;       // a TCP socket never connected: the defaults of TCP options
+std::deque<Entry> entries;                         // oldest first
+std::size_t added_since_sweep = relayed_capacity;  // the first full table sweeps at once
+int template_fd = -1;  // a TCP socket never connected: the defaults of TCP options
 
 bool file_of(int fd, ino_t* ino) {
   struct stat st {};
@@ -57,6 +62,36 @@ bool is_tcp_level(int level) {
   return level == IPPROTO_TCP;
 }
 
+// The inodes of the sockets this process has open ("socket:[N]" in /proc/self/fd).
+std::vector<ino_t> open_socket_inodes() {
+  std::vector<ino_t> out;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    char target[64] = {};
+    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    if (::readlink(link.c_str(), target, sizeof target - 1) <= 0) continue;
+    unsigned long long ino = 0;
+    if (std::sscanf(target, "socket:[%llu]", &ino) == 1) out.push_back(static_cast<ino_t>(ino));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Under mu, with the table full: entries whose file is closed everywhere in this process
+// go; the oldest goes if none did.
+void make_room() {
+  if (added_since_sweep >= relayed_capacity / 4) {
+    added_since_sweep = 0;
+    const std::vector<ino_t> open = open_socket_inodes();
+    std::erase_if(entries, [&](const Entry& e) {
+      return !std::binary_search(open.begin(), open.end(), e.ino);
+    });
+  }
+  if (entries.size() >= relayed_capacity) entries.pop_front();
+}
+
 }  // namespace
 
 void relayed_names_init() {
@@ -71,13 +106,19 @@ void relayed_add(int fd, const sockaddr_in& local, const sockaddr_in& peer) {
   ino_t ino = 0;
   if (!file_of(fd, &ino)) return;
   std::lock_guard lk(mu);
-  if (entries.size() >= relayed_capacity) entries.pop_front();
+  if (entries.size() >= relayed_capacity) make_room();
   entries.push_back(Entry{ino, local, peer, {}});
+  ++added_since_sweep;
   any.store(true, std::memory_order_relaxed);
 }
 
 bool relayed_any() {
   return any.load(std::memory_order_relaxed);
+}
+
+std::size_t relayed_count() {
+  std::lock_guard lk(mu);
+  return entries.size();
 }
 
 bool relayed_is(int fd) {

@@ -6,9 +6,11 @@
 // TCP (asyncio, for one, sets TCP_NODELAY on every stream socket and fails otherwise).
 //
 // Keyed by the open file (its inode), so dup'd numbers and fork children find it and a
-// number reused for another socket does not. Bounded: past `capacity` entries the oldest
-// is forgotten (that number then shows as what it is). Pass-through calls pay nothing:
-// they ask only after the kernel said AF_UNIX or refused a TCP option.
+// number reused for another socket does not. Bounded: at `capacity` entries, those whose
+// file this process no longer has open go (a look at /proc/self/fd, at most once per
+// quarter of the capacity added); if that frees nothing, the oldest is forgotten (that
+// number then shows as what it is). Pass-through calls pay nothing: they ask only after
+// the kernel said AF_UNIX or refused a TCP option.
 #pragma once
 
 #include <netinet/in.h>
@@ -27,6 +29,7 @@ void relayed_names_init();
 void relayed_add(int fd, const sockaddr_in& local, const sockaddr_in& peer);
 bool relayed_any();  // one relaxed load: whether anything was ever added
 bool relayed_is(int fd);
+std::size_t relayed_count();  // entries held (tests)
 // After the kernel's own call on fd: true (with the call's result in *ret, errno set) when
 // fd is a relay's end and the answer is esock's.
 bool relayed_name(int fd, bool peer, sockaddr* addr, socklen_t* len, int* ret);
