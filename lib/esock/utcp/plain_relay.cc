@@ -25,6 +25,13 @@ PlainRelay::~PlainRelay() {
     stack_.close(conn_);
 }
 
+// A whole close of the application's end (not only its shutdown) hangs the pair up: nothing
+// more goes to it then. At exit its end counts as closed.
+void PlainRelay::check_hang_up() {
+  pollfd p{fd_, 0, 0};
+  if (exiting_ || (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))) app_gone_ = true;
+}
+
 bool PlainRelay::settled() const {
   if (conn_ == nullptr || failed_ || reset_ || conn_->state() == tcp::TcpState::closed) return true;
   const tcp::Tcb& t = conn_->tcb();
@@ -48,10 +55,7 @@ bool PlainRelay::pump() {
     failed_ = true;
     return true;
   }
-  if (app_eof_ && !app_gone_) {  // after its shutdown: a close shows only as a hang-up
-    pollfd p{fd_, 0, 0};
-    if (exiting_ || (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))) app_gone_ = true;
-  }
+  if (app_eof_ && !app_gone_) check_hang_up();  // after its shutdown a close shows only so
   bool did = to_app();
   if (conn_->established()) did |= to_peer();
   if (app_gone_ && !reset_) did |= to_app();  // it hung up meanwhile: unread octets reset
@@ -113,8 +117,7 @@ bool PlainRelay::to_peer() {
       // the pair up: nothing more goes to the application then.
       app_eof_ = true;
       conn_->shutdown_send();
-      pollfd p{fd_, 0, 0};
-      if (exiting_ || (::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))) app_gone_ = true;
+      check_hang_up();
       did = true;
       break;
     }

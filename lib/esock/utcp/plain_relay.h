@@ -57,6 +57,7 @@ class PlainRelay {
  private:
   bool to_app();
   bool to_peer();
+  void check_hang_up();
 
   static constexpr std::size_t chunk = 64 * 1024;
   tcp::Stack& stack_;
