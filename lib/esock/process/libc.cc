@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,6 +38,11 @@ std::atomic<int> lowest_private{INT_MAX};
 std::atomic<pid_t> own_pid{0};
 [[gnu::constructor(102)]] void pid_at_load() {
   note_pid();
+  // A fork() child runs this (vfork and posix_spawn do not), before anything else of
+  // esock's: without it a process that forked before its first DDPMODE socket (so before
+  // the runtime registered its own handlers) took itself for a vfork child for good, and
+  // its close() left DDPMODE numbers in the table for the next kernel socket to inherit.
+  ::pthread_atfork(nullptr, nullptr, note_pid);
 }
 }  // namespace
 

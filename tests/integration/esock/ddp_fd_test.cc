@@ -707,3 +707,26 @@ TEST(DdpFd, Accept4FlagsApplyToTheAcceptedNumber) {
 }
 
 }  // namespace
+
+// A process that forks before its first DDPMODE socket (a pre-forking server, the
+// benchmarks' forked server): the child's close of a DDPMODE socket frees the number for
+// good, so the kernel socket that takes it next is not mistaken for the closed one. Before
+// the fix the child took itself for a vfork child (its pid was noted only by the runtime's
+// fork handler, not registered yet) and its close left the number in the table.
+TEST(DdpFd, AChildForkedBeforeAnyDdpSocketFreesTheNumbersItCloses) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::uint16_t port = 0;
+    const int l = ddp_listener(&port);
+    if (l < 0 || esock_is_ddp(l) != 1) ::_exit(2);
+    ::close(l);
+    const int plain = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (plain != l) ::_exit(3);  // the lowest free number: the one just closed
+    ::_exit(esock_is_ddp(plain) == 0 ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
