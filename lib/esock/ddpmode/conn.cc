@@ -88,6 +88,7 @@ mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
   m.crc = c.mpa_crc;
   estp::Hello h = estp::hello_of(local_params(msgmode));
   h.raw = raw;
+  h.sink = h.sink && !raw;  // RAWMODE carries no ESTP messages
   m.private_data = estp::emit_hello(h);
   // RAWMODE: RFC 6581 peer-to-peer mode, so the initiator's RTR (which the queue pair sends
   // and absorbs itself) lets the responder's application post the first message; without

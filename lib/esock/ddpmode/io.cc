@@ -101,6 +101,41 @@ void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk)
                    [&] { return s.conn && s.conn->stream && !s.conn->stream->rndv_released(); });
 }
 
+// A writer whose Write into the peer's sink did not finish: as release_rndv.
+void release_sink_write(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
+  if (s.conn && s.conn->stream) s.conn->stream->cancel_sink_write();
+  rt.wait_or_reset(lk, s, std::chrono::milliseconds(config().timeout_ms), [&] {
+    return s.conn && s.conn->stream && !s.conn->stream->sink_write_released();
+  });
+}
+
+// A blocking write of at least T octets into the sink the peer's waiting reader offered
+// (section 6.2): returns the octets written (the call goes on with the rest), 0 when the
+// sink could not be used after all, or -errno.
+std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk,
+                               bytes_view src) {
+  const std::ptrdiff_t k = s.conn->stream->write_sink(src);
+  if (k == -EAGAIN) return 0;
+  if (k < 0) return k;
+  rt.note_activity();
+  rt.after_op(s);
+  for (;;) {
+    if (const int err = unusable(s); err != 0) {
+      release_sink_write(s, rt, lk);
+      return -err;
+    }
+    estp::Stream& cur = *s.conn->stream;
+    if (const auto n = cur.sink_write_finished()) return static_cast<std::ptrdiff_t>(*n);
+    if (cur.error() != 0 || cur.peer_gone()) {
+      const int err = cur.error() ? cur.error() : EPIPE;
+      release_sink_write(s, rt, lk);
+      return -err;
+    }
+    rt.prefetch(s);  // a peer writing to us at the same time: take its data
+    rt.wait(lk);
+  }
+}
+
 constexpr int fell_back = -1;
 
 // A connect still in progress (conn_async.cc): as TCP in SYN-SENT, a non-blocking call gets
@@ -150,6 +185,18 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
       estp::Stream& st = *s->conn->stream;
       const std::size_t rest = ilen - off;
       const std::size_t threshold = config().rndv_threshold;
+      // Rendezvous by RDMA Write (section 6.2) when the peer's reader waits with a sink.
+      if (!nonblock && threshold != 0 && rest >= threshold && !msgmode && st.sink_writable()) {
+        const std::ptrdiff_t k =
+            write_into_sink(*s, rt, lk, {base + off, std::min(rest, max_rndv_chunk)});
+        if (k < 0) return done ? ssize_t(done) : write_error(static_cast<int>(-k), flags);
+        if (k > 0) {
+          off += static_cast<std::size_t>(k);
+          done += static_cast<std::size_t>(k);
+          rt.after_op(*s);
+          continue;
+        }
+      }
       // Rendezvous (section 6.1): blocking writes of at least T octets; the call returns
       // once the peer pulled them.
       if (!nonblock && threshold != 0 && rest >= threshold && (!msgmode || msg->msg_iovlen == 1)) {
@@ -238,12 +285,36 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   if (want == 0 && !s->msgmode()) return 0;
   std::size_t got = 0;
   bool zero_copy = false;
+  bool sink = false, interrupted = false;
   for (;;) {
     if (const int err = unusable(*s); err != 0) return got ? ssize_t(got) : fail(err);
     estp::Stream& st = *s->conn->stream;
-    if (s->rd_shut) return static_cast<ssize_t>(got);
+    if (s->rd_shut && !sink) return static_cast<ssize_t>(got);
     estp::ReadOut r;
-    if (zero_copy) {
+    if (sink) {
+      // Our buffer is offered as a sink (section 6.2): wait for the peer's WRITEDONE or
+      // other stream data. A signal cancels it, but the buffer stays the peer's until the
+      // answer (one round trip): a Write may already be on its way into it.
+      const auto res = st.sink_result();
+      if (!res) {
+        ++s->readers;
+        if (interrupted) {
+          rt.wait(lk);
+        } else if (rt.wait_interruptible(lk) != 0) {
+          interrupted = true;
+          st.cancel_sink();
+          rt.after_op(*s);
+        }
+        --s->readers;
+        continue;
+      }
+      sink = false;
+      if (res->n == 0) {
+        if (res->err != EAGAIN) return got ? ssize_t(got) : fail(res->err);
+        continue;  // void: the queue holds what came instead (after a signal: or EINTR)
+      }
+      r = *res;
+    } else if (zero_copy) {
       const auto res = st.pull_result();
       if (!res) {
         ++s->readers;
@@ -282,6 +353,16 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
         if (nonblock && !zero_copy) return got ? ssize_t(got) : fail(EAGAIN);
         continue;
       }
+      // Nothing queued and a large buffer that waits anyway: offer it to the peer's writer
+      // (section 6.2), which then writes straight into it.
+      if (r.err == EAGAIN && r.n == 0 && !nonblock && !peek && !interrupted && rest.size() == 1 &&
+          st.sink_possible(rest.front().size()) &&
+          user_memory_ok(rest.front().data(), rest.front().size(), true) &&
+          st.offer_sink(rest.front()) == 0) {
+        sink = true;
+        rt.after_op(*s);
+        continue;
+      }
     }
     if (r.n > 0) rt.note_activity();
     rt.after_op(*s);
@@ -292,10 +373,11 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
     const bool eof = r.err == 0 && r.n == 0 && !r.eom;
     if (r.eom || eof || (got > 0 && (!waitall || got == want))) return static_cast<ssize_t>(got);
     if (nonblock) return got ? ssize_t(got) : fail(EAGAIN);
+    if (interrupted) return got ? ssize_t(got) : fail(EINTR);  // while a sink was out
     ++s->readers;
-    const int interrupted = rt.wait_interruptible(lk);
+    const int signalled = rt.wait_interruptible(lk);
     --s->readers;
-    if (interrupted != 0) {
+    if (signalled != 0) {
       rt.after_op(*s);  // the signal's readiness, which a blocked reader leaves alone
       return got ? ssize_t(got) : fail(EINTR);
     }

@@ -23,7 +23,8 @@ constexpr std::size_t max_rndv = std::size_t{1} << 30;
 }  // namespace
 
 Hello hello_of(const Params& p) {
-  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false};
+  // Every stream-mode end writes into sinks (section 6.2); MSGMODE uses none.
+  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false, !p.msgmode};
 }
 
 Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
@@ -47,6 +48,9 @@ std::size_t Stream::unsent_octets() const {
 Stream::~Stream() {
   cancel_pull();
   cancel_rndv();
+  cancel_sink_write();
+  if (sink_.state == Sink::State::out || sink_.state == Sink::State::cancelling)
+    v_.dereg_mr(sink_.stag);
   if (rstag_ != 0) v_.dereg_mr(rstag_);
   if (sstag_ != 0) v_.dereg_mr(sstag_);
 }
@@ -97,7 +101,9 @@ bool Stream::can_send(Type t) const {
   // a peer that does not read, and grants made after it could never be sent (the peer,
   // waiting for them to write, stops reading: a relay such as socat stalled so).
   if (credits_ != 1) return false;
-  return t == Type::fin || t == Type::rdmadone ||
+  // WRITEDONE and SINKCANCEL are re-posted at once too (their octets, if any, are in the
+  // sink): section 6.2.
+  return t == Type::fin || t == Type::rdmadone || t == Type::writedone || t == Type::sinkcancel ||
          (t == Type::credit && pending_loud_ + pending_quiet_ > 0);
 }
 
@@ -121,6 +127,11 @@ bool Stream::send(Message m, bytes_view payload) {
   granted_total_ += m.credits;
   pending_loud_ = pending_quiet_ = 0;
   --credits_;
+  if (m.type == Type::data || m.type == Type::srcavail || m.type == Type::fin ||
+      m.type == Type::writedone) {
+    ++bearing_tx_;
+    peer_sink_.valid = false;  // section 6.2: other stream data first voids the peer's sink
+  }
   if (m.type == Type::data) ++stats_.data_tx;
   if (m.type == Type::credit) ++stats_.credit_tx;
   if (m.type == Type::srcavail) ++stats_.srcavail_tx;
@@ -130,6 +141,11 @@ bool Stream::send(Message m, bytes_view payload) {
 void Stream::on_send(const ddp::Completion& c) {
   if (c.wr_id == ~std::uint64_t{0}) {  // our RDMA Read (a pull)
     pull_finished(c.status == ddp::Status::success);
+    return;
+  }
+  if (c.wr_id == ~std::uint64_t{1}) {  // our RDMA Write into the peer's sink
+    if (swrite_.active) swrite_.completed = true;
+    if (c.status != ddp::Status::success) fail(ECONNRESET);
     return;
   }
   if (c.wr_id < sbufs_.size() / sbuf_size_) {
@@ -150,6 +166,7 @@ void Stream::send_due() {
     if (!send(Message{.type = Type::rdmadone, .length = len, .id = id}, {})) return;
     dones_due_.pop_front();
   }
+  send_sink_due();
   if (fin_wanted_ && !fin_sent_ && send(Message{.type = Type::fin}, {})) fin_sent_ = true;
   // Standalone credit (section 6). Grants for buffers that held a CREDIT are "quiet": on
   // their own they go back only in bulk (>= 2) to a starving peer, so two idle ends never
@@ -249,12 +266,13 @@ void Stream::shutdown_write() {
 
 bool Stream::tx_idle() const {
   const std::size_t nsend = sbuf_size_ ? sbufs_.size() / sbuf_size_ : 0;
-  return error_ != 0 ||
-         (dones_due_.empty() && (!fin_wanted_ || fin_sent_) && sfree_.size() == nsend);
+  return error_ != 0 || (dones_due_.empty() && cancel_answers_due_.empty() &&
+                         (!fin_wanted_ || fin_sent_) && sfree_.size() == nsend);
 }
 
 bool Stream::writable() const {
-  return error_ != 0 || fin_wanted_ || peer_closed_ || (!rndv_.active && can_send(Type::data));
+  return error_ != 0 || fin_wanted_ || peer_closed_ ||
+         (!rndv_.active && !swrite_.active && can_send(Type::data));
 }
 
 }  // namespace esock::estp

@@ -37,6 +37,7 @@ struct ReadOut {
 struct StreamStats {
   std::uint64_t data_tx = 0, data_rx = 0, credit_tx = 0, srcavail_tx = 0, srcavail_rx = 0;
   std::uint64_t zero_copy_pulls = 0, bounce_pulls = 0;
+  std::uint64_t sinks_offered = 0, sinks_written = 0, sink_writes = 0;
   // Bounds a peer hit (docs/security.md): its Hello asked for more send memory than we
   // give (1 at most), an RDMADONE claimed more than the offer.
   std::uint64_t hello_clamped = 0, rdmadone_clamped = 0;
@@ -83,6 +84,35 @@ class Stream {
   void cancel_rndv();
   // No rendezvous buffer is being read by the connection: the writer may return.
   bool rndv_released() const;
+  // --- rendezvous by RDMA Write (section 6.2) ---
+  // Receiver: a blocking reader of len >= T octets may offer its buffer as a sink while
+  // nothing is queued, the peer takes sinks (Hello) and no sink is out.
+  bool sink_possible(std::size_t len) const;
+  // Registers dst for remote write and sends SINKAVAIL. dst must stay valid until
+  // sink_result() returns a value. 0, EAGAIN (no credit now), or an errno value.
+  int offer_sink(mut_bytes dst);
+  // The sink resolved: n octets the peer wrote into it (WRITEDONE; they are consumed),
+  // or err EAGAIN: it went void (the peer sent other stream data first: read the queue as
+  // usual; or it answered a cancel with nothing), or the connection's error. nullopt while
+  // it is still out.
+  std::optional<ReadOut> sink_result();
+  bool sink_out() const { return sink_.state != Sink::State::none; }
+  // The reader stops waiting (a signal): sends SINKCANCEL. The sink stays registered until
+  // it resolves, which the peer's answer makes happen within a round trip.
+  void cancel_sink();
+  // Writer: the peer's sink is valid for the next octets of the stream.
+  bool sink_writable() const;
+  // RDMA-Writes min(src.size(), capacity) octets of src into the peer's sink and sends
+  // WRITEDONE: returns the octets taken, or -EAGAIN (no credit now) or -errno. src must stay
+  // valid until sink_write_finished() returns a value or, after cancel_sink_write(), until
+  // sink_write_released().
+  std::ptrdiff_t write_sink(bytes_view src);
+  bool sink_write_active() const { return swrite_.active; }
+  // The Write completed and the transport holds none of src by reference: its octets.
+  std::optional<std::size_t> sink_write_finished();
+  void cancel_sink_write();
+  bool sink_write_released() const;
+
   // Queues FIN after everything already written (section 8).
   void shutdown_write();
   bool write_shut() const { return fin_wanted_; }
@@ -165,7 +195,30 @@ class Stream {
     std::size_t len = 0, pulled = 0;
   };
 
+  struct Sink {  // ours, offered to the peer (section 6.2)
+    enum class State : std::uint8_t { none, out, cancelling, written, voided } state = State::none;
+    ddp::stag_t stag = 0;
+    std::uint32_t id = 0;
+    std::size_t cap = 0, written = 0;
+    bool cancel_due = false;
+  };
+  struct PeerSink {  // the peer's, valid until we send other stream data
+    bool valid = false;
+    ddp::stag_t stag = 0;
+    std::uint64_t to = 0;
+    std::uint32_t id = 0;
+    std::size_t cap = 0;
+  };
+  struct SinkWrite {
+    bool active = false, completed = false, deregistered = false;
+    ddp::stag_t stag = 0;
+    std::size_t len = 0;
+  };
+
   bool can_send(Type t) const;
+  void on_sink_message(const Message& m);
+  void sink_resolve(Sink::State to, std::size_t written);
+  void send_sink_due();
   // Sends one message (payload for DATA); false when credit or a send buffer is missing.
   bool send(Message m, bytes_view payload);
   void repost(std::uint32_t buf, bool quiet);
@@ -206,6 +259,14 @@ class Stream {
   Rndv rndv_;
   ddp::stag_t cancelled_stag_ = 0;  // a cancelled rendezvous the verbs may still read
   std::uint32_t next_rndv_id_ = 1;
+  // Section 6.2: stream-data messages (DATA, SRCAVAIL, FIN, WRITEDONE) sent and received;
+  // a sink's id is the count its offerer had received, so a stale one is recognised.
+  std::uint32_t bearing_tx_ = 0, bearing_rx_ = 0;
+  Sink sink_;
+  PeerSink peer_sink_;
+  SinkWrite swrite_;
+  ddp::stag_t cancelled_write_stag_ = 0;
+  std::deque<std::uint32_t> cancel_answers_due_;  // WRITEDONE {0, id}
   StreamStats stats_;
 };
 

@@ -56,10 +56,13 @@ void Stream::on_recv(const ddp::Completion& c) {
 void Stream::on_message(std::uint32_t buf, const Message& m) {
   credits_ += m.credits;
   const bool data_bearing = m.type == Type::data || m.type == Type::srcavail;
-  if ((data_bearing || m.type == Type::fin) && peer_fin_) {
+  if ((data_bearing || m.type == Type::fin || m.type == Type::writedone) && peer_fin_) {
     fail(EPROTO);  // nothing may follow FIN in the stream
     return;
   }
+  if (data_bearing || m.type == Type::fin || m.type == Type::writedone) ++bearing_rx_;
+  // Section 6.2: other stream data before a WRITEDONE voids our sink.
+  if (data_bearing || m.type == Type::fin) sink_resolve(Sink::State::voided, 0);
   switch (m.type) {
     case Type::data:
       if (m.length == 0 && !local_.msgmode) {
@@ -99,17 +102,17 @@ void Stream::on_message(std::uint32_t buf, const Message& m) {
       }
       break;
     case Type::writedone:
-      fail(EPROTO);  // we never advertise a sink (section 6.2, version 1)
-      return;
+    case Type::sinkavail:
+    case Type::sinkcancel:
+      on_sink_message(m);
+      if (error_ != 0) return;
+      break;
     case Type::credit:
       repost(buf, true);
       return;
     case Type::fin:
       peer_fin_ = true;
       break;
-    case Type::sinkavail:
-    case Type::sinkcancel:
-      break;  // version 1 never writes into a sink; it goes void with our next message
   }
   repost(buf, false);  // the descriptor was copied out: the buffer is free at once
 }
@@ -333,6 +336,7 @@ std::size_t Stream::readable_octets() const {
 
 bool Stream::readable() const {
   if (error_ != 0 || pull_.done) return true;
+  if (sink_.state == Sink::State::written || sink_.state == Sink::State::voided) return true;
   if (rq_.empty()) return peer_fin_;
   if (rq_.front().kind == Entry::Kind::src) return false;
   if (!local_.msgmode) return true;

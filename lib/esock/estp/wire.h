@@ -35,12 +35,16 @@ inline constexpr std::uint16_t flag_eom = 0x0001;         // header flags (secti
 inline constexpr std::uint8_t hello_flag_msgmode = 0x01;  // Hello flags (section 3)
 // RAWMODE: no ESTP messages follow; the application drives the queue pair (section 3).
 inline constexpr std::uint8_t hello_flag_raw = 0x02;
+// This end writes into the peer's sinks and answers every SINKCANCEL (section 6.2): a
+// receiver offers a sink only to a peer that says so.
+inline constexpr std::uint8_t hello_flag_sink = 0x04;
 
 struct Hello {
   bool msgmode = false;
   std::uint32_t recv_buffers = 0;      // R
   std::uint32_t recv_buffer_size = 0;  // B
   bool raw = false;
+  bool sink = false;  // hello_flag_sink
 };
 
 std::vector<std::uint8_t> emit_hello(const Hello& h);

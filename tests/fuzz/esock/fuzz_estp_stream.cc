@@ -1,9 +1,9 @@
 // Fuzzes the ESTP engine (lib/esock/estp) as a hostile peer and a random application: the
 // input is a script of peer Sends (raw octets, or well-formed messages with fuzzed fields),
-// completions with any status, and application calls. Invariants: no crash or sanitizer
-// report; every Send the engine posts is a well-formed ESTP message from registered memory;
-// at most R receives are posted; a failed stream posts nothing more; readable() agrees with
-// what read() returns; reads never report more octets than the buffer holds.
+// completions with any status, and application calls (sinks of section 6.2 included). Invariants:
+// no crash or sanitizer report; every Send the engine posts is a well-formed ESTP message from
+// registered memory; at most R receives are posted; a failed stream posts nothing more; readable()
+// agrees with what read() returns; reads never report more octets than the buffer holds.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +52,14 @@ struct Verbs final : rnic::Verbs {
     reads.push_back({wr_id, sink[0].addr, sink[0].length, sink[0].lkey});
     return 0;
   }
+  int post_write(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t,
+                 std::uint64_t) override {
+    check(sg.size() == 1 && covers(sg[0]));
+    ++posts;
+    if (fail_posts) return EINVAL;
+    writes.push_back({wr_id, sg[0].addr, sg[0].length, sg[0].lkey});
+    return 0;
+  }
   ddp::stag_t reg_mr(void* addr, std::size_t len, std::uint32_t) override {
     if (fail_reg) return 0;
     mrs[next] = {static_cast<std::uint8_t*>(addr), len};
@@ -75,7 +83,7 @@ struct Verbs final : rnic::Verbs {
   }
 
   std::map<ddp::stag_t, std::pair<std::uint8_t*, std::size_t>> mrs;
-  std::deque<Wr> sends, recvs, reads;
+  std::deque<Wr> sends, recvs, reads, writes;
   std::deque<ddp::Completion> scq, rcq;
   std::uint64_t posts = 0;
   bool fail_posts = false, fail_reg = false;
@@ -100,10 +108,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t knobs = sc.u8();
   const bool msgmode = knobs & 1, initiator = knobs & 2;
   const std::uint32_t R = 1 + (knobs >> 2) % 8, B = 256 + 64 * sc.u8();
-  const Params local{R, B, 0, msgmode};
-  const Hello peer{msgmode, 1u + sc.u8() % 8, 256u + 16u * sc.u8(), false};
+  // Bit 5: the peer takes sinks (section 6.2); bit 6: rendezvous (and sinks) from 4 KiB.
+  const Params local{R, B, (knobs & 0x40) ? 4096u : 0u, msgmode};
+  const Hello peer{msgmode, 1u + sc.u8() % 8, 256u + 16u * sc.u8(), false, (knobs & 0x20) != 0};
   Verbs v;
-  std::vector<std::uint8_t> src(1 << 16, 0x5a), zbuf(1 << 16), rbuf(1 << 16);
+  std::vector<std::uint8_t> src(1 << 16, 0x5a), zbuf(1 << 16), rbuf(1 << 16), sbuf(1 << 16);
   Stream s(v, local, peer);
   if (s.start(initiator) != 0) return 0;
   bool zc_pending = false;
@@ -112,12 +121,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t op = sc.u8();
     const std::uint64_t posts_before = v.posts;
     const bool failed_before = s.error() != 0;
-    switch (op % 14) {
+    switch (op % 17) {
       case 0:
       case 1: {  // the peer sends octets of its choosing
         if (v.recvs.empty()) break;
         std::vector<std::uint8_t> msg;
-        if (op % 14 == 0) {
+        if (op % 17 == 0) {
           const std::size_t len = std::min<std::size_t>(sc.u16() % 600, sc.n);
           msg.assign(sc.p, sc.p + len);
           sc.p += len, sc.n -= len;
@@ -156,7 +165,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const ReadOut r = s.read({&dst, 1}, peek);
         check(r.n <= want);
         const bool got = r.n > 0 || r.eom || r.err != EAGAIN;
-        if (!zc_pending) check(said == got);
+        if (!zc_pending && !s.sink_out()) check(said == got);
         break;
       }
       case 3: {  // the application writes
@@ -186,6 +195,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         while (!v.sends.empty()) {
           v.scq.push_back({.wr_id = v.sends.front().wr_id, .status = st});
           v.sends.pop_front();
+        }
+        while (!v.writes.empty()) {
+          v.scq.push_back(
+              {.wr_id = v.writes.front().wr_id, .opcode = ddp::Opcode::write, .status = st});
+          v.writes.pop_front();
         }
         break;
       }
@@ -220,6 +234,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 13:
         v.fail_posts = sc.u8() % 8 == 0;
         v.fail_reg = sc.u8() % 8 == 0;
+        break;
+      case 14:  // a reader offers its buffer as a sink, or collects the outcome
+        if (s.sink_out()) {
+          if (const auto r = s.sink_result()) check(r->n <= sbuf.size());
+        } else if (s.sink_possible(sbuf.size())) {
+          s.offer_sink(sbuf);
+        }
+        break;
+      case 15:
+        s.cancel_sink();
+        break;
+      case 16:  // a writer uses the peer's sink, finishes, or gives up
+        if (!s.sink_write_active()) {
+          if (s.sink_writable()) {
+            const auto k = s.write_sink({src.data(), 1 + sc.u16() % src.size()});
+            check(k <= static_cast<std::ptrdiff_t>(src.size()));
+          }
+        } else if (sc.u8() & 1) {
+          s.sink_write_finished();
+        } else {
+          s.cancel_sink_write();
+        }
         break;
     }
     s.progress();

@@ -362,7 +362,8 @@ TEST(EstpCredit, StandaloneCreditAtOnceWhenThePeerMayBeStarving) {
 TEST(EstpCredit, ControlMessagesReturnTheirBufferAtOnce) {
   Lone e(local(4, 1024));
   for (const Type t : {Type::credit, Type::rdmadone, Type::sinkavail, Type::sinkcancel}) {
-    e.from_peer(Message{.type = t, .id = 77});
+    const std::uint32_t len = t == Type::sinkavail ? 4096 : 0;  // a sink has a capacity
+    e.from_peer(Message{.type = t, .length = len, .id = 77});
     EXPECT_EQ(e.v.recvs.size(), 4u) << int(t);
   }
   EXPECT_EQ(e.s().error(), 0);
