@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "ddp_helpers.h"
 
@@ -155,3 +156,23 @@ TEST(DdpSignal, ABlockingConnectInterruptedWaitsAgainWhenCalledAgain) {
 }
 
 }  // namespace
+
+// A large blocking read offers its buffer to the writer (SINKAVAIL, docs/stream-protocol.md
+// section 6.2). A signal without SA_RESTART cancels the sink: the read fails with EINTR
+// once the writer answered, and a write that comes later is read whole, in order.
+TEST(DdpSignal, AnInterruptedLargeReadWithdrawsItsSinkAndLosesNothing) {
+  Handler h(0);
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  std::vector<std::uint8_t> in(1 << 20);
+  const Outcome r = signal_while_blocked([&] { return ::read(p.srv, in.data(), in.size()); },
+                                         5000, [&] { (void)::write(p.cli, "x", 1); });
+  ASSERT_TRUE(r.in_time);
+  EXPECT_EQ(r.rc, -1);
+  EXPECT_EQ(r.err, EINTR);
+  const auto v = pattern(1 << 20, 9);
+  std::thread writer([&] { EXPECT_TRUE(write_all(p.cli, v.data(), v.size())); });
+  ASSERT_TRUE(read_all(p.srv, in.data(), in.size()));
+  writer.join();
+  EXPECT_EQ(in, v);
+}
