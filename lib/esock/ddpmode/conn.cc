@@ -74,7 +74,8 @@ namespace {
 
 estp::Params local_params(bool msgmode) {
   const Config& c = config();
-  return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode};
+  return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode,
+                      c.sink_threshold};
 }
 
 }  // namespace

@@ -186,7 +186,9 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
       const std::size_t rest = ilen - off;
       const std::size_t threshold = config().rndv_threshold;
       // Rendezvous by RDMA Write (section 6.2) when the peer's reader waits with a sink.
-      if (!nonblock && threshold != 0 && rest >= threshold && !msgmode && st.sink_writable()) {
+      const std::size_t sink_threshold = config().sink_threshold;
+      if (!nonblock && sink_threshold != 0 && rest >= sink_threshold && !msgmode &&
+          st.sink_writable()) {
         const std::ptrdiff_t k =
             write_into_sink(*s, rt, lk, {base + off, std::min(rest, max_rndv_chunk)});
         if (k < 0) return done ? ssize_t(done) : write_error(static_cast<int>(-k), flags);

@@ -23,8 +23,9 @@ constexpr std::size_t max_rndv = std::size_t{1} << 30;
 }  // namespace
 
 Hello hello_of(const Params& p) {
-  // Every stream-mode end writes into sinks (section 6.2); MSGMODE uses none.
-  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false, !p.msgmode};
+  // Stream-mode ends write into sinks unless sinks are off (section 6.2); MSGMODE uses none.
+  return Hello{p.msgmode, p.recv_buffers, p.recv_buffer_size, false,
+               !p.msgmode && p.sink_threshold != 0};
 }
 
 Stream::Stream(rnic::Verbs& v, Params local, Hello peer)

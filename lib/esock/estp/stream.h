@@ -21,6 +21,9 @@ struct Params {
   std::uint32_t recv_buffer_size = 65552;  // B: 64 KiB of payload and the header
   std::size_t rndv_threshold = 262144;     // T; 0 disables rendezvous
   bool msgmode = false;
+  // Reads and writes of at least this use sinks (section 6.2); 0 disables them. Lower than
+  // T: a sink costs no round trip of its own (the reader waits anyway).
+  std::size_t sink_threshold = 65536;
 };
 
 Hello hello_of(const Params& p);

@@ -15,8 +15,8 @@ constexpr std::uint64_t sink_write_wr_id = ~std::uint64_t{1};
 }  // namespace
 
 bool Stream::sink_possible(std::size_t len) const {
-  return !local_.msgmode && peer_.sink && local_.rndv_threshold != 0 &&
-         len >= local_.rndv_threshold && error_ == 0 && !peer_fin_ && rq_.empty() &&
+  return !local_.msgmode && peer_.sink && local_.sink_threshold != 0 &&
+         len >= local_.sink_threshold && error_ == 0 && !peer_fin_ && rq_.empty() &&
          !pull_.active && !pull_.done && sink_.state == Sink::State::none &&
          can_send(Type::sinkavail);
 }

@@ -31,7 +31,7 @@ std::map<std::string, std::string> settings() {
       "mpa_markers", "mpa_crc",      "timeout_ms",       "debug",          "dpdk_vdev",
       "dpdk_ip",     "dpdk_gateway", "dpdk_core",        "dpdk_memory_mb", "dpdk_file_prefix",
       "dpdk_pcap",   "ddpmode_all",  "progress",         "spin_us",        "dpdk_mtu",
-      "fallback",    "fallback_ms"};
+      "fallback",    "fallback_ms",  "sink_threshold"};
   std::map<std::string, std::string> out;
   if (const char* path = std::getenv("ESOCK_CONFIG"); path && *path) {
     std::ifstream f(path);
@@ -85,6 +85,7 @@ Config load() {
   number(s, "recv_buffers", c.recv_buffers);
   number(s, "recv_buffer_size", c.recv_buffer_size);
   number(s, "rndv_threshold", c.rndv_threshold);
+  number(s, "sink_threshold", c.sink_threshold);
   number(s, "mpa_revision", c.mpa_revision);
   number(s, "timeout_ms", c.timeout_ms);
   number(s, "spin_us", c.spin_us);

@@ -17,6 +17,9 @@ struct Config {
   // Writes of at least this go by rendezvous. 256 KiB by measurement (bench/esock/README.md):
   // below it one rendezvous round trip per write costs more than the copy it saves.
   std::size_t rndv_threshold = 262144;
+  // Blocking reads and writes of at least this use the reader's sink (RDMA Write, no extra
+  // round trip). 64 KiB by measurement (bench/esock/README.md); 0 disables sinks.
+  std::size_t sink_threshold = 65536;
   std::uint8_t mpa_revision = 2;
   mpa::Policy mpa_markers = mpa::Policy::allow;
   mpa::Policy mpa_crc = mpa::Policy::require;

@@ -109,7 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool msgmode = knobs & 1, initiator = knobs & 2;
   const std::uint32_t R = 1 + (knobs >> 2) % 8, B = 256 + 64 * sc.u8();
   // Bit 5: the peer takes sinks (section 6.2); bit 6: rendezvous (and sinks) from 4 KiB.
-  const Params local{R, B, (knobs & 0x40) ? 4096u : 0u, msgmode};
+  const std::size_t T = (knobs & 0x40) ? 4096u : 0u;
+  const Params local{R, B, T, msgmode, T};
   const Hello peer{msgmode, 1u + sc.u8() % 8, 256u + 16u * sc.u8(), false, (knobs & 0x20) != 0};
   Verbs v;
   std::vector<std::uint8_t> src(1 << 16, 0x5a), zbuf(1 << 16), rbuf(1 << 16), sbuf(1 << 16);

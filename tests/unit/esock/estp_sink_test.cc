@@ -10,8 +10,9 @@
 namespace esock::estp::testing {
 namespace {
 
-constexpr std::size_t T = 256 * 1024;
-const Params params{16, 65552, T, false};
+constexpr std::size_t T = 256 * 1024;  // rendezvous by Read from here
+constexpr std::size_t S = 64 * 1024;   // sinks from here
+const Params params{16, 65552, T, false, S};
 
 struct SinkPair : ::testing::Test {
   SinkPair() : p(params, params, 7) {}
@@ -60,7 +61,7 @@ TEST_F(SinkPair, AWriteLongerThanTheSinkFillsItAndKeepsTheRest) {
 }
 
 TEST_F(SinkPair, DataSentFirstVoidsTheSinkAtBothEnds) {
-  std::vector<std::uint8_t> dst(T);
+  std::vector<std::uint8_t> dst(S);
   ASSERT_EQ(reader().offer_sink(dst), 0);
   p.run();
   ASSERT_TRUE(writer().sink_writable());
@@ -134,15 +135,18 @@ TEST_F(SinkPair, ACancelCrossingTheWriteStillDeliversIt) {
 }
 
 TEST(EstpSink, OnlyOfferedToPeersThatTakeSinksAndNeverInMsgmode) {
-  Lone plain(Params{4, 1024, T, false}, Hello{false, 4, 4096, false, false});
+  Lone plain(Params{4, 1024, T, false, S}, Hello{false, 4, 4096, false, false});
   EXPECT_FALSE(plain.s().sink_possible(T));
-  Lone taker(Params{4, 1024, T, false}, Hello{false, 4, 4096, false, true});
-  EXPECT_TRUE(taker.s().sink_possible(T));
-  EXPECT_FALSE(taker.s().sink_possible(T - 1));  // below the rendezvous threshold
-  Lone msg(Params{4, 1024, T, true}, Hello{true, 4, 4096, false, true});
+  Lone taker(Params{4, 1024, T, false, S}, Hello{false, 4, 4096, false, true});
+  EXPECT_TRUE(taker.s().sink_possible(S));
+  EXPECT_FALSE(taker.s().sink_possible(S - 1));  // below the sink threshold
+  Lone off(Params{4, 1024, T, false, 0}, Hello{false, 4, 4096, false, true});
+  EXPECT_FALSE(off.s().sink_possible(T));
+  Lone msg(Params{4, 1024, T, true, S}, Hello{true, 4, 4096, false, true});
   EXPECT_FALSE(msg.s().sink_possible(T));
-  EXPECT_FALSE(hello_of(Params{4, 1024, T, true}).sink);
-  EXPECT_TRUE(hello_of(Params{4, 1024, T, false}).sink);
+  EXPECT_FALSE(hello_of(Params{4, 1024, T, true, S}).sink);
+  EXPECT_FALSE(hello_of(Params{4, 1024, T, false, 0}).sink);
+  EXPECT_TRUE(hello_of(Params{4, 1024, T, false, S}).sink);
   EXPECT_TRUE(parse_hello(emit_hello(Hello{false, 4, 4096, false, true}))->sink);
 }
 
@@ -153,7 +157,7 @@ TEST(EstpSinkHostile, AWritedoneForNoSinkOfOursIsAProtocolError) {
 }
 
 TEST(EstpSinkHostile, AWritedonePastTheSinksEndIsAProtocolError) {
-  Lone e(Params{4, 1024, T, false}, Hello{false, 4, 4096, false, true});
+  Lone e(Params{4, 1024, T, false, S}, Hello{false, 4, 4096, false, true});
   std::vector<std::uint8_t> dst(T);
   ASSERT_EQ(e.s().offer_sink(dst), 0);
   e.from_peer(Message{.type = Type::writedone, .length = T + 1, .id = 0});
