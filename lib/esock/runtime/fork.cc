@@ -211,6 +211,7 @@ void DdpRuntime::at_fork_prepare() {
 }
 
 void DdpRuntime::at_fork_parent() {
+  forks_made_.fetch_add(1, std::memory_order_relaxed);
   DdpRuntime& rt = get();
   epoll_watch_mutex().unlock();
   for (const auto& s : rt.socks_) {

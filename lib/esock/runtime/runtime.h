@@ -170,6 +170,9 @@ class DdpRuntime {
       }
     }
   }
+  // fork()s this process has made (at_fork_parent counts them): until the first, no other
+  // process holds a descriptor of ours, so nothing needs asking (listen_relay.cc).
+  static unsigned forks_made() { return forks_made_.load(std::memory_order_relaxed); }
   int waiters() const { return blocked_; }  // threads blocked in wait(), polling or not (tests)
   std::uint64_t inline_rounds() const { return inline_rounds_; }  // rounds run by wait() (tests)
   std::uint64_t inline_sleeps() const { return inline_sleeps_; }  // ... that slept (tests)
@@ -222,6 +225,7 @@ class DdpRuntime {
   static void forget_thread_wake_fds();  // a fork child: the parent's are not ours (progress.cc)
   static void at_fork_prepare();
   static void at_fork_parent();
+  static inline std::atomic<unsigned> forks_made_{0};
   static void at_fork_child();
 
   const Clock& clock_;
