@@ -127,9 +127,12 @@ std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<Runti
     estp::Stream& cur = *s.conn->stream;
     if (const auto n = cur.sink_write_finished()) return static_cast<std::ptrdiff_t>(*n);
     if (cur.error() != 0 || cur.peer_gone()) {
+      // Handed to the transport already: written, as a kernel write whose octets were in
+      // the send buffer (the error shows on the next call). Else the write fails.
+      const bool sent = cur.sink_write_sent();
       const int err = cur.error() ? cur.error() : EPIPE;
       release_sink_write(s, rt, lk);
-      return -err;
+      return sent ? k : -err;
     }
     rt.prefetch(s);  // a peer writing to us at the same time: take its data
     rt.wait(lk);
@@ -289,19 +292,39 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   bool zero_copy = false;
   bool sink = false, interrupted = false;
   for (;;) {
-    if (const int err = unusable(*s); err != 0) return got ? ssize_t(got) : fail(err);
+    if (const int err = unusable(*s); err != 0) {
+      // A sink or pull of ours must not outlive the call: the buffer goes back to the
+      // application.
+      if (s->conn && s->conn->stream) {
+        if (sink) s->conn->stream->drop_sink();
+        if (zero_copy) s->conn->stream->cancel_pull();
+      }
+      return got ? ssize_t(got) : fail(err);
+    }
     estp::Stream& st = *s->conn->stream;
-    if (s->rd_shut && !sink) return static_cast<ssize_t>(got);
+    if (s->rd_shut && !sink) {
+      if (zero_copy) st.cancel_pull();  // a late Read Response must not land in the buffer
+      return static_cast<ssize_t>(got);
+    }
     estp::ReadOut r;
+    bool fresh = false;  // r came from a sink or a pull: read the queue again before waiting
     if (sink) {
       // Our buffer is offered as a sink (section 6.2): wait for the peer's WRITEDONE or
-      // other stream data. A signal cancels it, but the buffer stays the peer's until the
-      // answer (one round trip): a Write may already be on its way into it.
+      // other stream data. A signal or shutdown(SHUT_RD) withdraws it, but the buffer stays
+      // the peer's until the answer (one round trip): a Write may already be on its way.
       const auto res = st.sink_result();
       if (!res) {
         ++s->readers;
+        if (!interrupted && s->rd_shut) {
+          interrupted = true;
+          st.cancel_sink();
+          rt.after_op(*s);
+        }
         if (interrupted) {
-          rt.wait(lk);
+          // A peer that never answers is given up after ESOCK_TIMEOUT_MS (reset).
+          rt.wait_or_reset(lk, *s, std::chrono::milliseconds(config().timeout_ms), [&] {
+            return s->conn && s->conn->stream && s->conn->stream->sink_pending();
+          });
         } else if (rt.wait_interruptible(lk) != 0) {
           interrupted = true;
           st.cancel_sink();
@@ -316,6 +339,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
         continue;  // void: the queue holds what came instead (after a signal: or EINTR)
       }
       r = *res;
+      fresh = true;
     } else if (zero_copy) {
       const auto res = st.pull_result();
       if (!res) {
@@ -326,6 +350,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
       }
       zero_copy = false;
       r = *res;
+      fresh = true;
     } else {
       // Skip what an earlier round of MSG_WAITALL already filled.
       std::vector<mut_bytes> rest;
@@ -376,6 +401,7 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
     if (r.eom || eof || (got > 0 && (!waitall || got == want))) return static_cast<ssize_t>(got);
     if (nonblock) return got ? ssize_t(got) : fail(EAGAIN);
     if (interrupted) return got ? ssize_t(got) : fail(EINTR);  // while a sink was out
+    if (fresh) continue;  // MSG_WAITALL: what queued behind the sink or pull comes first
     ++s->readers;
     const int signalled = rt.wait_interruptible(lk);
     --s->readers;

@@ -50,8 +50,7 @@ Stream::~Stream() {
   cancel_pull();
   cancel_rndv();
   cancel_sink_write();
-  if (sink_.state == Sink::State::out || sink_.state == Sink::State::cancelling)
-    v_.dereg_mr(sink_.stag);
+  drop_sink();
   if (rstag_ != 0) v_.dereg_mr(rstag_);
   if (sstag_ != 0) v_.dereg_mr(sstag_);
 }

@@ -100,6 +100,13 @@ class Stream {
   // it is still out.
   std::optional<ReadOut> sink_result();
   bool sink_out() const { return sink_.state != Sink::State::none; }
+  // Still waiting for the peer (not yet resolved).
+  bool sink_pending() const {
+    return sink_.state == Sink::State::out || sink_.state == Sink::State::cancelling;
+  }
+  // The buffer goes away now (close, a fork child's copy): deregistered at once, so a Write
+  // still coming draws a Terminate instead of landing in memory the application reuses.
+  void drop_sink();
   // The reader stops waiting (a signal): sends SINKCANCEL. The sink stays registered until
   // it resolves, which the peer's answer makes happen within a round trip.
   void cancel_sink();
@@ -111,6 +118,8 @@ class Stream {
   // sink_write_released().
   std::ptrdiff_t write_sink(bytes_view src);
   bool sink_write_active() const { return swrite_.active; }
+  // The Write and its WRITEDONE have been handed to the transport (the send completed).
+  bool sink_write_sent() const { return swrite_.active && swrite_.completed; }
   // The Write completed and the transport holds none of src by reference: its octets.
   std::optional<std::size_t> sink_write_finished();
   void cancel_sink_write();

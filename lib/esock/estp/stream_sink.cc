@@ -70,6 +70,11 @@ std::optional<ReadOut> Stream::sink_result() {
   }
 }
 
+void Stream::drop_sink() {
+  if (sink_pending()) v_.dereg_mr(sink_.stag);
+  sink_ = Sink{};
+}
+
 void Stream::cancel_sink() {
   if (sink_.state != Sink::State::out) return;
   sink_.state = Sink::State::cancelling;

@@ -257,6 +257,7 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   }
   if (c.stream) {
     c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
+    c.stream->drop_sink();    // likewise its sink: a late Write draws a Terminate
     c.stream->cancel_rndv();
     c.stream->shutdown_write();
   } else {

@@ -730,3 +730,85 @@ TEST(DdpFd, AChildForkedBeforeAnyDdpSocketFreesTheNumbersItCloses) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
+
+namespace {
+// Starts a thread blocked in a read of 1 MiB on fd (large enough to offer its buffer as a
+// sink, docs/stream-protocol.md section 6.2) and returns once it waits in the runtime.
+struct BlockedLargeRead {
+  explicit BlockedLargeRead(int fd, int flags = 0) : buf(1 << 20, 0xee) {
+    t = std::thread([this, fd, flags] {
+      entered = true;
+      r = ::recv(fd, buf.data(), buf.size(), flags);
+      err = errno;
+      done = true;
+    });
+    while (!entered) std::this_thread::yield();
+    for (int i = 0; i < 1000000 && esock_blocked_calls() == 0; ++i) std::this_thread::yield();
+  }
+  ~BlockedLargeRead() {
+    if (t.joinable()) t.join();
+  }
+  bool finishes_within(std::chrono::milliseconds ms) {
+    const auto end = std::chrono::steady_clock::now() + ms;
+    while (!done && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+    return done;
+  }
+  std::vector<std::uint8_t> buf;
+  std::thread t;
+  std::atomic<bool> entered{false}, done{false};
+  ssize_t r = 0;
+  int err = 0;
+};
+}  // namespace
+
+// close by another thread while a reader waits with its buffer offered as a sink: the
+// buffer goes back to the application with EBADF, so nothing may ever be written into it.
+// (Through the sockets layer the race is narrow: the close usually ends the stream before
+// the peer's write arrives. RuntimeCloseTest.CloseDropsAReadersSink shows deterministically
+// that close deregisters the sink, which it did not before.)
+TEST(DdpFd, CloseWhileAReaderWaitsWithASinkNeverWritesIntoItsBuffer) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  BlockedLargeRead rd(p.srv);
+  ASSERT_EQ(::close(p.srv), 0);
+  p.srv = -1;
+  rd.t.join();
+  EXPECT_EQ(rd.r, -1);
+  EXPECT_EQ(rd.err, EBADF);
+  const auto v = pattern(1 << 20, 3);
+  (void)::send(p.cli, v.data(), v.size(), MSG_NOSIGNAL);  // may fail: the peer closed
+  char b;
+  (void)::recv(p.cli, &b, 1, 0);  // until the close (or the reset it draws) arrives
+  EXPECT_EQ(rd.buf, std::vector<std::uint8_t>(1 << 20, 0xee));
+}
+
+// shutdown(SHUT_RD) releases a reader blocked with a sink out, as it releases any blocked
+// reader (0), once the writer answered the sink's withdrawal.
+TEST(DdpFd, ShutdownRdReleasesAReaderWaitingWithASink) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  BlockedLargeRead rd(p.srv);
+  ASSERT_EQ(::shutdown(p.srv, SHUT_RD), 0);
+  const bool released = rd.finishes_within(std::chrono::seconds(5));
+  if (!released) (void)::write(p.cli, "x", 1);  // unblock it to end the test
+  rd.t.join();
+  EXPECT_TRUE(released);
+  EXPECT_EQ(rd.r, 0);
+}
+
+// MSG_WAITALL for more than one large write: the octets queued behind the first (sent into
+// the sink) are read at once, not after a wait for more that never comes.
+TEST(DdpFd, WaitallTakesWhatQueuedBehindASink) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  const auto v = pattern((1 << 20) + 100, 4);
+  std::vector<std::uint8_t> in(v.size());
+  std::thread reader([&] {
+    EXPECT_EQ(::recv(p.srv, in.data(), in.size(), MSG_WAITALL), static_cast<ssize_t>(in.size()));
+  });
+  for (int i = 0; i < 1000000 && esock_blocked_calls() == 0; ++i) std::this_thread::yield();
+  ASSERT_TRUE(write_all(p.cli, v.data(), 1 << 20));
+  ASSERT_TRUE(write_all(p.cli, v.data() + (1 << 20), 100));
+  reader.join();
+  EXPECT_EQ(in, v);
+}

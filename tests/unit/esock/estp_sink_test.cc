@@ -112,9 +112,28 @@ TEST_F(SinkPair, ACancelIsAnsweredAndTheSinkIsNeverWritten) {
   EXPECT_EQ(r->n, 0u);
   EXPECT_EQ(r->err, EAGAIN);
   EXPECT_FALSE(writer().sink_writable());
+  const auto src = pattern(T, 8);
+  EXPECT_EQ(writer().write_sink(src), -EAGAIN);  // the sink is gone
+  p.run();
   EXPECT_EQ(dst, std::vector<std::uint8_t>(T, 0xee));
   EXPECT_EQ(reader().error(), 0);
   EXPECT_EQ(writer().error(), 0);
+}
+
+// A dropped sink (close, a fork child's copy) is deregistered at once: the writer's Write
+// into it draws a Terminate instead of landing in the buffer.
+TEST_F(SinkPair, ADroppedSinkIsNeverWritten) {
+  std::vector<std::uint8_t> dst(T, 0xee);
+  ASSERT_EQ(reader().offer_sink(dst), 0);
+  p.run();
+  reader().drop_sink();
+  EXPECT_FALSE(reader().sink_out());
+  ASSERT_TRUE(writer().sink_writable());  // it cannot know yet
+  const auto src = pattern(T, 9);         // (the Write reads it until the run below)
+  ASSERT_EQ(writer().write_sink(src), static_cast<std::ptrdiff_t>(T));
+  p.run();
+  EXPECT_EQ(dst, std::vector<std::uint8_t>(T, 0xee));
+  EXPECT_NE(reader().error() + writer().error(), 0);  // the Terminate ended the stream
 }
 
 // The writer wrote before the cancel reached it: the reader honours the WRITEDONE.

@@ -396,5 +396,19 @@ TEST_F(RuntimeCloseTest, RawmodeCloseOfAFailedConnectionReleasesAtTheNextRound) 
   EXPECT_TRUE(released());
 }
 
+// A reader's sink (docs/stream-protocol.md section 6.2) does not outlive close: the buffer
+// is the application's again once close returns, so the sink is deregistered at once and
+// a Write the peer still sends draws a Terminate instead of landing there.
+TEST_F(RuntimeCloseTest, CloseDropsAReadersSink) {
+  connect(false);
+  round();
+  std::vector<std::uint8_t> buf(1 << 16);
+  ASSERT_EQ(sock->conn->stream->offer_sink(buf), 0);
+  ASSERT_TRUE(sock->conn->stream->sink_out());
+  rt.close(sock);
+  ASSERT_TRUE(sock->conn && sock->conn->stream);  // still draining
+  EXPECT_FALSE(sock->conn->stream->sink_out());
+}
+
 }  // namespace
 }  // namespace esock::sockets
