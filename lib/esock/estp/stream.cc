@@ -234,13 +234,22 @@ int Stream::start_rndv(bytes_view src) {
   return 0;
 }
 
+bool Stream::give_back(ddp::stag_t stag, bool* deregistered) {
+  if (!*deregistered) {
+    v_.dereg_mr(stag);  // a late Read Request (or the rest of an early one) fails
+    *deregistered = true;
+  }
+  return !v_.reads_from(stag);  // TCP may still retransmit what it holds
+}
+
+void Stream::give_up(ddp::stag_t stag, bool deregistered, ddp::stag_t* cancelled) {
+  if (!deregistered) v_.dereg_mr(stag);  // what is not sent yet now fails its check
+  *cancelled = stag;
+}
+
 std::optional<std::size_t> Stream::rndv_finished() {
   if (!rndv_.active || !rndv_.done) return std::nullopt;
-  if (!rndv_.deregistered) {
-    v_.dereg_mr(rndv_.stag);  // a late Read Request, or the rest of an early one, fails
-    rndv_.deregistered = true;
-  }
-  if (v_.reads_from(rndv_.stag)) return std::nullopt;
+  if (!give_back(rndv_.stag, &rndv_.deregistered)) return std::nullopt;
   const std::size_t n = std::min(rndv_.pulled, rndv_.len);
   stats_.rdmadone_clamped += rndv_.pulled > rndv_.len;
   rndv_ = Rndv{};
@@ -249,14 +258,12 @@ std::optional<std::size_t> Stream::rndv_finished() {
 
 void Stream::cancel_rndv() {
   if (!rndv_.active) return;
-  if (!rndv_.deregistered) v_.dereg_mr(rndv_.stag);  // a late Read Request now fails
-  cancelled_stag_ = rndv_.stag;
+  give_up(rndv_.stag, rndv_.deregistered, &cancelled_stag_);
   rndv_ = Rndv{};
 }
 
 bool Stream::rndv_released() const {
-  if (rndv_.active) return false;
-  return cancelled_stag_ == 0 || !v_.reads_from(cancelled_stag_);
+  return lent_released(rndv_.active, cancelled_stag_);
 }
 
 void Stream::shutdown_write() {

@@ -227,6 +227,18 @@ class Stream {
     std::size_t len = 0;
   };
 
+  // An application buffer the transport reads from (a rendezvous source, a sink write's
+  // source) goes back to the application in two steps: deregistered, so nothing new is
+  // sent from it, then no octet of it still held by reference (Verbs::reads_from).
+  // Deregisters once (*deregistered remembers); true once the memory may go back.
+  bool give_back(ddp::stag_t stag, bool* deregistered);
+  // Gives up a lent buffer at once: deregistered now, *cancelled remembers it for
+  // lent_released() until nothing reads it.
+  void give_up(ddp::stag_t stag, bool deregistered, ddp::stag_t* cancelled);
+  bool lent_released(bool active, ddp::stag_t cancelled) const {
+    return !active && (cancelled == 0 || !v_.reads_from(cancelled));
+  }
+
   bool can_send(Type t) const;
   void on_sink_message(const Message& m);
   void sink_resolve(Sink::State to, std::size_t written);

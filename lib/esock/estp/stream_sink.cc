@@ -161,11 +161,7 @@ std::ptrdiff_t Stream::write_sink(bytes_view src) {
 
 std::optional<std::size_t> Stream::sink_write_finished() {
   if (!swrite_.active || !swrite_.completed) return std::nullopt;
-  if (!swrite_.deregistered) {
-    v_.dereg_mr(swrite_.stag);
-    swrite_.deregistered = true;
-  }
-  if (v_.reads_from(swrite_.stag)) return std::nullopt;  // TCP may still retransmit it
+  if (!give_back(swrite_.stag, &swrite_.deregistered)) return std::nullopt;
   const std::size_t n = swrite_.len;
   swrite_ = SinkWrite{};
   return n;
@@ -173,14 +169,12 @@ std::optional<std::size_t> Stream::sink_write_finished() {
 
 void Stream::cancel_sink_write() {
   if (!swrite_.active) return;
-  if (!swrite_.deregistered) v_.dereg_mr(swrite_.stag);  // what is not framed yet fails
-  cancelled_write_stag_ = swrite_.stag;
+  give_up(swrite_.stag, swrite_.deregistered, &cancelled_write_stag_);
   swrite_ = SinkWrite{};
 }
 
 bool Stream::sink_write_released() const {
-  if (swrite_.active) return false;
-  return cancelled_write_stag_ == 0 || !v_.reads_from(cancelled_write_stag_);
+  return lent_released(swrite_.active, cancelled_write_stag_);
 }
 
 }  // namespace esock::estp
