@@ -88,24 +88,22 @@ std::size_t total_len(const msghdr* m) {
   return t;
 }
 
-// A writer whose rendezvous did not finish (the socket failed, was closed, or an error
-// came): the buffer goes back to the application only once the connection no longer reads
-// it (a peer's RDMA Read being answered, octets TCP may retransmit; issue 20, item 1). The
-// offer is revoked at once; what is in flight is released by the peer's ACK, or when the
-// transport fails or the connection is released (which resets TCP). A peer that neither
-// ACKs nor lets TCP give up (a zero window it keeps answering probes for) holds it at most
-// ESOCK_TIMEOUT_MS: then the connection is reset.
-void release_rndv(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
-  if (s.conn && s.conn->stream) s.conn->stream->cancel_rndv();
-  rt.wait_or_reset(lk, s, std::chrono::milliseconds(config().timeout_ms),
-                   [&] { return s.conn && s.conn->stream && !s.conn->stream->rndv_released(); });
-}
-
-// A writer whose Write into the peer's sink did not finish: as release_rndv.
-void release_sink_write(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
-  if (s.conn && s.conn->stream) s.conn->stream->cancel_sink_write();
+// A writer whose rendezvous (by Read, or its Write into the peer's sink) did not finish
+// (the socket failed, was closed, or an error came): the buffer goes back to the
+// application only once the connection no longer reads it (a peer's RDMA Read being
+// answered, octets TCP may retransmit; issue 20, item 1). The offer is revoked at once;
+// what is in flight is released by the peer's ACK, or when the transport fails or the
+// connection is released (which resets TCP). A peer that neither ACKs nor lets TCP give up
+// (a zero window it keeps answering probes for) holds it at most ESOCK_TIMEOUT_MS: then
+// the connection is reset.
+void release_lent(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk) {
+  if (s.conn && s.conn->stream) {
+    s.conn->stream->cancel_rndv();
+    s.conn->stream->cancel_sink_write();
+  }
   rt.wait_or_reset(lk, s, std::chrono::milliseconds(config().timeout_ms), [&] {
-    return s.conn && s.conn->stream && !s.conn->stream->sink_write_released();
+    const estp::Stream* st = s.conn ? s.conn->stream.get() : nullptr;
+    return st && !(st->rndv_released() && st->sink_write_released());
   });
 }
 
@@ -121,7 +119,7 @@ std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<Runti
   rt.after_op(s);
   for (;;) {
     if (const int err = unusable(s); err != 0) {
-      release_sink_write(s, rt, lk);
+      release_lent(s, rt, lk);
       return -err;
     }
     estp::Stream& cur = *s.conn->stream;
@@ -131,7 +129,7 @@ std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<Runti
       // the send buffer (the error shows on the next call). Else the write fails.
       const bool sent = cur.sink_write_sent();
       const int err = cur.error() ? cur.error() : EPIPE;
-      release_sink_write(s, rt, lk);
+      release_lent(s, rt, lk);
       return sent ? k : -err;
     }
     rt.prefetch(s);  // a peer writing to us at the same time: take its data
@@ -214,7 +212,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
           for (;;) {
             // Checked first: a close by another thread may release the stream meanwhile.
             if (const int err = unusable(*s); err != 0) {
-              release_rndv(*s, rt, lk);
+              release_lent(*s, rt, lk);
               return done ? ssize_t(done) : fail(err);
             }
             estp::Stream& cur = *s->conn->stream;
@@ -227,7 +225,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
           }
           if (!pulled) {
             const int err = s->conn->stream->error() ? s->conn->stream->error() : EPIPE;
-            release_rndv(*s, rt, lk);
+            release_lent(*s, rt, lk);
             return done ? ssize_t(done) : write_error(err, flags);
           }
           off += n;  // MSGMODE: a truncating reader pulled less; the message is sent

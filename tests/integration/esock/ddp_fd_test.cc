@@ -761,27 +761,6 @@ struct BlockedLargeRead {
 };
 }  // namespace
 
-// close by another thread while a reader waits with its buffer offered as a sink: the
-// buffer goes back to the application with EBADF, so nothing may ever be written into it.
-// (Through the sockets layer the race is narrow: the close usually ends the stream before
-// the peer's write arrives. RuntimeCloseTest.CloseDropsAReadersSink shows deterministically
-// that close deregisters the sink, which it did not before.)
-TEST(DdpFd, CloseWhileAReaderWaitsWithASinkNeverWritesIntoItsBuffer) {
-  DdpPair p;
-  ASSERT_GE(p.srv, 0);
-  BlockedLargeRead rd(p.srv);
-  ASSERT_EQ(::close(p.srv), 0);
-  p.srv = -1;
-  rd.t.join();
-  EXPECT_EQ(rd.r, -1);
-  EXPECT_EQ(rd.err, EBADF);
-  const auto v = pattern(1 << 20, 3);
-  (void)::send(p.cli, v.data(), v.size(), MSG_NOSIGNAL);  // may fail: the peer closed
-  char b;
-  (void)::recv(p.cli, &b, 1, 0);  // until the close (or the reset it draws) arrives
-  EXPECT_EQ(rd.buf, std::vector<std::uint8_t>(1 << 20, 0xee));
-}
-
 // shutdown(SHUT_RD) releases a reader blocked with a sink out, as it releases any blocked
 // reader (0), once the writer answered the sink's withdrawal.
 TEST(DdpFd, ShutdownRdReleasesAReaderWaitingWithASink) {

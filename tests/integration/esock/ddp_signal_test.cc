@@ -165,8 +165,8 @@ TEST(DdpSignal, AnInterruptedLargeReadWithdrawsItsSinkAndLosesNothing) {
   DdpPair p;
   ASSERT_GE(p.srv, 0);
   std::vector<std::uint8_t> in(1 << 20);
-  const Outcome r = signal_while_blocked([&] { return ::read(p.srv, in.data(), in.size()); },
-                                         5000, [&] { (void)::write(p.cli, "x", 1); });
+  const Outcome r = signal_while_blocked([&] { return ::read(p.srv, in.data(), in.size()); }, 5000,
+                                         [&] { (void)::write(p.cli, "x", 1); });
   ASSERT_TRUE(r.in_time);
   EXPECT_EQ(r.rc, -1);
   EXPECT_EQ(r.err, EINTR);
