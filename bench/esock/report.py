@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """bench/esock report: OUT (run.sh) -> markdown tables (stdout) and PNG plots
-(OUT/latency.png, OUT/bandwidth.png; matplotlib with the Agg backend).
+(OUT/latency.png, OUT/bandwidth.png, OUT/ceiling.png; matplotlib with the Agg backend).
 
     report.py OUT_DIR
 
 Reads OUT/ddpmode-dpdk.md and OUT/ddpmode-ksock.md (bench_esock_ddpmode's own tables: kernel
 loopback and DDPMODE, one run each) and OUT/results.txt (tag=<run> followed by the RESULT
-line of esock_iwarp or bench_memif_link, one line per process). A missing run shows as n/a;
+line of esock_iwarp or bench_memif_link, one line per process) and OUT/passes.md
+(bench_esock_passes' table, printed as it is). A missing run shows as n/a;
 nothing here judges a number.
 """
 import os
@@ -130,7 +131,74 @@ def main():
         print(md(["size", "TCP ping-pong (CPU us per round trip)", "DDPMODE ping-pong (CPU us per round trip)",
                   "TCP stream (MB per CPU-second)", "DDPMODE stream (MB per CPU-second)"],
                  [[size_label(s)] + cpu[s] for s in SIZES if s in cpu]))
+    passes = passes_table(os.path.join(out, "passes.md"))
+    if passes:
+        print("\nThe per-octet ceiling (bench_esock_passes): DDPMODE's passes over each octet on two "
+              "threads, no protocol, against the kernel's stream measured before and after\n")
+        print(open(os.path.join(out, "passes.md")).read().split("\n\n", 1)[-1].rstrip())
     plots(out, lat, bw, link_bw, frame)
+    ceiling_plot(out, passes, bw)
+
+
+def passes_table(path):
+    """[(write, passes, mbps)] from bench_esock_passes' markdown table."""
+    rows = []
+    if not os.path.exists(path):
+        return rows
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 3 and cells[0].endswith("B") and cells[0] != "write":
+                try:
+                    rows.append((cells[0], cells[1], float(cells[2])))
+                except ValueError:
+                    pass
+    return rows
+
+
+def ceiling_plot(out, passes, bw):
+    """One bar group per write size: the kernel (this program's mean of before and after, and
+    bench_esock_ddpmode's in this run), each ceiling line, and what DDPMODE over dpdk measured
+    in this run's table."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    if not passes:
+        return
+    writes = list(dict.fromkeys(w for w, _, _ in passes))
+    labels = {w: size_label_value(w) for w in writes}
+    fig, ax = plt.subplots(figsize=(9, 5))
+    width = 0.1
+    for gi, w in enumerate(writes):
+        rows = [(n, v) for ww, n, v in passes if ww == w]
+        kernel = [v for n, v in rows if n.startswith("kernel")]
+        bars = [("kernel TCP loopback (this program, mean)", sum(kernel) / len(kernel) if kernel else 0),
+                ("kernel TCP loopback (bench_esock_ddpmode)", bw["kernel"].get(labels[w]) or 0)]
+        bars += [(n, v) for n, v in rows if not n.startswith("kernel")]
+        measured = bw["dpdk"].get(labels[w])
+        bars.append(("DDPMODE dpdk, measured (this run)", measured or 0))
+        for bi, (name, v) in enumerate(bars):
+            ax.bar(gi + (bi - len(bars) / 2) * width, v, width, color=f"C{bi}",
+                   label=name if gi == 0 else None)
+    ax.set_xticks(range(len(writes)))
+    ax.set_xticklabels([f"{w} writes" for w in writes])
+    ax.set_ylabel("MB/s")
+    ax.set_title("per-octet ceiling of DDPMODE's passes (no protocol) against kernel TCP")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "ceiling.png"), dpi=110)
+    plt.close(fig)
+    print(f"wrote {os.path.join(out, 'ceiling.png')}", file=sys.stderr)
+
+
+def size_label_value(label):
+    """'64 KiB' -> 65536."""
+    n, unit = label.split()
+    return int(n) << {"B": 0, "KiB": 10, "MiB": 20}[unit]
 
 
 def plots(out, lat, bw, link_bw, frame):

@@ -3,12 +3,14 @@
 # ping-pong latency and streaming bandwidth on kernel loopback, under DDPMODE over the ksock
 # and the dpdk providers, next to the raw layers under DDPMODE: the utcp endpoint (lib/tcp +
 # lib/esock/utcp, esock_iwarp) and the memif link itself (bench_memif_link). Markdown tables
-# (stdout and OUT/tables.md) and PNG plots (OUT/latency.png, OUT/bandwidth.png).
+# (stdout and OUT/tables.md) and PNG plots (OUT/latency.png, OUT/bandwidth.png), and the
+# per-octet ceiling of DDPMODE's passes without any protocol (bench_esock_passes:
+# OUT/passes.md, OUT/ceiling.png).
 #
 #   bench/esock/run.sh [OUT_DIR] [--build DIR] [--quick]
 #
 # OUT_DIR defaults to bench/esock/out (gitignored). Binaries can be overridden with
-# BENCH_DDPMODE, ESOCK_IWARP and MEMIF_LINK; PYTHON picks the interpreter (default
+# BENCH_DDPMODE, BENCH_PASSES, ESOCK_IWARP and MEMIF_LINK; PYTHON picks the interpreter (default
 # /usr/bin/python3, which sees Debian's python3-matplotlib). The raw layers run as DDPMODE
 # does by default over memif: MTU 16000 (memif_frames.h), MPA CRC32c, no Markers. A
 # contender that fails leaves "n/a" cells and its log in OUT/logs; nothing here fails on a
@@ -31,6 +33,7 @@ done
 DDPMODE="${BENCH_DDPMODE:-$BUILD/bench/esock/bench_esock_ddpmode}"
 IWARP="${ESOCK_IWARP:-$BUILD/examples/utcp/esock_iwarp}"
 LINK="${MEMIF_LINK:-$BUILD/bench/utcp/bench_memif_link}"
+PASSES="${BENCH_PASSES:-$BUILD/bench/esock/bench_esock_passes}"
 PYTHON="${PYTHON:-/usr/bin/python3}"
 [ -x "$PYTHON" ] || PYTHON=python3
 
@@ -139,6 +142,14 @@ for size in 64 256 1024 4096; do
 	link "link-lat-$size" "lat --size $((size + 54)) --iters 2000"
 done
 link "link-bw-$FRAME" "bw --size $FRAME --seconds 2"
+
+# 4. The ceiling: DDPMODE's per-octet passes on two threads with no protocol, next to the
+# kernel's stream, at the stream sizes the targets name.
+LIMIT=120
+say "== per-octet ceiling (bench_esock_passes)"
+bounded "$PASSES" --mtu $MTU --seconds $([ $QUICK = 1 ] && echo 0.5 || echo 2) \
+	--sizes 65536,1048576 >"$OUT/passes.md" 2>"$OUT/logs/passes.log" ||
+	say "  exit $? (logs/passes.log)"
 
 say "== report ($(($(date +%s) - START)) s)"
 "$PYTHON" "$HERE/report.py" "$OUT" | tee "$OUT/tables.md"
