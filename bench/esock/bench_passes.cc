@@ -17,9 +17,10 @@
 //
 // Each line copies with rte_memcpy as DPDK 22.11's memif does (its build's SSE code), and
 // the last one again with glibc's memcpy. The kernel line is one thread writing and one
-// reading over a TCP loopback connection (not pinned, as bench_esock_ddpmode's), measured before and after the others (this
-// machine has slow phases: both are printed, ratios are to their mean). Writes are of each
-// size given, from and into one buffer of that size each, as bench_esock_ddpmode's stream.
+// reading over a TCP loopback connection (not pinned, as bench_esock_ddpmode's), measured before
+// and after the others (this machine has slow phases: both are printed, ratios are to their mean).
+// Writes are of each size given, from and into one buffer of that size each, as
+// bench_esock_ddpmode's stream.
 //
 // Usage: bench_esock_passes [--seconds S] [--mtu N] [--sizes N,N...]
 // Prints a markdown table (MB = 10^6 octets of payload) with CPU seconds per side.
@@ -129,8 +130,7 @@ Result run_passes(const Passes& p, double seconds, std::size_t payload, std::siz
       for (; tail != head; ++tail) {
         const Slot m = ring.meta[tail % ring_slots];  // the slot is the writer's once released
         std::uint8_t* mbuf = &mbufs[(tail % mbuf_count) * slot_size];
-        copy(p.libc_copy, mbuf, &ring.data[(tail % ring_slots) * slot_size],
-             frame_headers + m.len);
+        copy(p.libc_copy, mbuf, &ring.data[(tail % ring_slots) * slot_size], frame_headers + m.len);
         ring.tail.store(tail + 1, std::memory_order_release);
         const std::uint8_t* data = mbuf + frame_headers;
         if (p.checksum && checksum(data, m.len) != m.sum) r.ok = false;
@@ -291,7 +291,9 @@ int main(int argc, char** argv) {
     ok = ok && r.ok;
     std::printf("| %s | %s | %.0f | %.2f | %.2f | %.2f | %s |\n", size_label(size).c_str(), name,
                 r.mbps, kernel > 0 ? r.mbps / kernel : 0.0, r.writer_cpu, r.reader_cpu,
-                !r.ok ? "FAILED" : name[0] == 'k' ? "all arrived" : "verified");
+                !r.ok            ? "FAILED"
+                : name[0] == 'k' ? "all arrived"
+                                 : "verified");
     std::fflush(stdout);
   };
   for (const std::size_t size : sizes) {
