@@ -181,7 +181,7 @@ static void proto_reg_handoff_esock_mpa(void) {
 }
 
 /* Plugin ABI (Wireshark 4.0): version symbols and the registration hook. */
-WS_DLL_PUBLIC_DEF const gchar plugin_version[] = "0.1.0";
+WS_DLL_PUBLIC_DEF const gchar plugin_version[] = ESOCK_PLUGIN_VERSION; /* the project's release */
 WS_DLL_PUBLIC_DEF const int plugin_want_major = WIRESHARK_VERSION_MAJOR;
 WS_DLL_PUBLIC_DEF const int plugin_want_minor = WIRESHARK_VERSION_MINOR;
 WS_DLL_PUBLIC void plugin_register(void);

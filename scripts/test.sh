@@ -18,7 +18,7 @@ jobs=$(nproc)
 "$root/scripts/install-deps.sh"
 
 echo "== release build (gcc)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "$jobs"
 
 echo "== sanitizer + fuzz build (clang, ASan+UBSan)"

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "esock/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -114,7 +116,8 @@ struct esock_mpa_info {
 /* 0, or -1 with EFAULT (info NULL) or a common error. */
 int esock_query_mpa(int fd, struct esock_mpa_info* info);
 
-/* Library version, for checks by programs that link esock. */
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH" (the one it was
+ * compiled against is ESOCK_VERSION_STRING, esock/version.h). */
 const char* esock_version(void);
 
 /* 1 when fd is a DDPMODE socket (connected, listening or armed before connect), else 0. */

@@ -1,7 +1,12 @@
 // esockrun [options] program args...: runs program with libesock.so preloaded (prepended to
-// any LD_PRELOAD) and the esock configuration variables set (docs/configuration.md).
+// any LD_PRELOAD) and the esock configuration variables set (docs/configuration.md,
+// esockrun(1)). The provider asked for is checked before the program starts: an unknown or
+// unloadable one is an error here, not a silent fallback in the program.
+#include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -9,6 +14,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "esock/version.h"
 
 namespace {
 
@@ -23,6 +30,8 @@ void usage(FILE* out) {
                "  -l, --lib PATH        libesock.so to preload (default: next to esockrun,\n"
                "                        then the build tree, then the loader's search path)\n"
                "  -v, --verbose         print the environment before exec\n"
+               "      --list-providers  the providers this installation has, and exit\n"
+               "  -V, --version         esockrun's version and the library it preloads\n"
                "  -h, --help\n");
 }
 
@@ -39,21 +48,107 @@ std::string self_dir() {
   return slash == std::string::npos ? std::string{} : s.substr(0, slash);
 }
 
+// The installed library (its soname, so the runtime package alone suffices) relative to
+// this program (ESOCK_REL_LIBDIR: bindir -> libdir), beside it, the build tree's, and last
+// the bare soname for the dynamic loader's search.
 std::string find_library() {
   const std::string dir = self_dir();
-  for (const std::string& c : {dir + "/../lib/libesock.so", dir + "/libesock.so"})
+  const std::string name = "libesock.so." + std::to_string(ESOCK_VERSION_MAJOR);
+  for (const std::string& c : {dir + "/" ESOCK_REL_LIBDIR "/" + name, dir + "/" + name})
     if (readable(c)) return c;
 #ifdef ESOCK_BUILD_LIB
   if (readable(ESOCK_BUILD_LIB)) return ESOCK_BUILD_LIB;
 #endif
-  return "libesock.so";  // let the dynamic loader search for it
+  return name;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string{} : path.substr(0, slash + 1);
+}
+
+// Where libesock looks for libesock_<name>.so (lib/esock/providers/plugin.cc), in its order.
+std::vector<std::string> plugin_dirs(const std::string& lib) {
+  const std::string d = dir_of(lib);
+  std::vector<std::string> dirs;
+  if (!d.empty()) dirs = {d + "esock/", d};
+#ifdef ESOCK_BUILD_PLUGIN_DIR
+  dirs.push_back(ESOCK_BUILD_PLUGIN_DIR "/");
+#endif
+  return dirs;
+}
+
+struct Provider {
+  std::string name, where, error;  // error empty: usable
+};
+
+// A plugin is usable when it loads with its dependencies and has the entry point.
+Provider probe(const std::string& name, const std::string& path) {
+  Provider p{name, path, {}};
+  void* h = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (h == nullptr) {
+    p.error = ::dlerror();
+  } else if (::dlsym(h, "esock_provider_create") == nullptr) {
+    p.error = "no esock_provider_create in it";
+  }
+  return p;
+}
+
+// ksock (built into libesock) and every plugin in the library's plugin folders, each once
+// (the first found is the one libesock loads).
+std::vector<Provider> providers(const std::string& lib) {
+  std::vector<Provider> out{{"ksock", "built in", {}}};
+  const std::string prefix = "libesock_", suffix = ".so";
+  for (const std::string& dir : plugin_dirs(lib)) {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string f = e->d_name;
+      if (f.size() > prefix.size() + suffix.size() && f.compare(0, prefix.size(), prefix) == 0 &&
+          f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+        names.push_back(f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()));
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) {
+      bool seen = false;
+      for (const Provider& p : out) seen = seen || p.name == n;
+      if (!seen) out.push_back(probe(n, dir + prefix + n + suffix));
+    }
+  }
+  return out;
+}
+
+std::string names(const std::vector<Provider>& ps) {
+  std::string s;
+  for (const Provider& p : ps)
+    if (p.error.empty()) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+// 0 when `name` is a usable provider, else prints why and returns 2.
+int check_provider(const std::string& name, const std::string& lib) {
+  const std::vector<Provider> ps = providers(lib);
+  for (const Provider& p : ps) {
+    if (p.name != name) continue;
+    if (p.error.empty()) return 0;
+    std::fprintf(stderr, "esockrun: provider '%s' cannot be loaded: %s\n", name.c_str(),
+                 p.error.c_str());
+    return 2;
+  }
+  std::fprintf(stderr,
+               "esockrun: no provider '%s' in this installation (providers: %s; "
+               "esockrun --list-providers)\n",
+               name.c_str(), names(ps).c_str());
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string lib;
-  bool verbose = false;
+  bool verbose = false, list = false, version = false;
   int i = 1;
   auto need_arg = [&](const char* opt) -> const char* {
     if (i + 1 >= argc) {
@@ -74,6 +169,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
+    } else if (a == "--list-providers") {
+      list = true;
+    } else if (a == "-V" || a == "--version") {
+      version = true;
     } else if (a == "-p" || a == "--provider") {
       ::setenv("ESOCK_PROVIDER", need_arg("--provider"), 1);
     } else if (a == "-d" || a == "--ddp") {
@@ -96,11 +195,29 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (lib.empty()) lib = find_library();
+  if (version) {
+    std::printf("esockrun (esock) %s\nlibrary: %s\n", ESOCK_VERSION_STRING, lib.c_str());
+    return 0;
+  }
+  if (list) {
+    for (const Provider& p : providers(lib)) {
+      if (p.error.empty()) {
+        std::printf("%-8s %s\n", p.name.c_str(), p.where.c_str());
+      } else {
+        std::printf("%-8s %s (cannot be loaded: %s)\n", p.name.c_str(), p.where.c_str(),
+                    p.error.c_str());
+      }
+    }
+    return 0;
+  }
   if (i >= argc) {
     usage(stderr);
     return 2;
   }
-  if (lib.empty()) lib = find_library();
+  if (const char* name = std::getenv("ESOCK_PROVIDER"); name != nullptr && *name != '\0') {
+    if (const int rc = check_provider(name, lib); rc != 0) return rc;
+  }
   std::string preload = lib;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   ::setenv("LD_PRELOAD", preload.c_str(), 1);

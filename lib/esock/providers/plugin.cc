@@ -31,11 +31,13 @@ std::unique_ptr<Provider> load_provider_plugin(const std::string& name, std::str
     return nullptr;
   }
   const std::string file = "libesock_" + name + ".so";
-  // Next to libesock.so (installed or in the build tree), then the build tree's copy (for
-  // programs linking the static core), then the loader's search path.
+  // Installed: <libdir>/esock/ beside libesock.so (its own folder, as rsockets keeps its
+  // preload library). From the build tree: next to libesock.so, then the build tree's copy
+  // (for programs linking the static core). Last, the loader's search path.
   std::string tried;
-  for (const std::string& dir :
-       {own_dir(), std::string(ESOCK_BUILD_PLUGIN_DIR "/"), std::string()}) {
+  const std::string here = own_dir();
+  for (const std::string& dir : {here + ESOCK_PLUGIN_SUBDIR "/", here,
+                                 std::string(ESOCK_BUILD_PLUGIN_DIR "/"), std::string()}) {
     const std::string path = dir + file;
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {

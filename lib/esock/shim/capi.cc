@@ -8,7 +8,7 @@
 extern "C" {
 
 const char* esock_version(void) {
-  return "esock 0.1";
+  return ESOCK_VERSION_STRING;
 }
 
 int esock_is_ddp(int fd) {
