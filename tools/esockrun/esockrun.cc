@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "esock/process/config.h"
+#include "esock/process/config_parse.h"
 #include "esock/version.h"
 
 namespace {
@@ -30,6 +32,7 @@ void usage(FILE* out) {
                "  -l, --lib PATH        libesock.so to preload (default: next to esockrun,\n"
                "                        then the build tree, then the loader's search path)\n"
                "  -v, --verbose         print the environment before exec\n"
+               "  -q, --quiet           no start-up banner\n"
                "      --list-providers  the providers this installation has, and exit\n"
                "  -V, --version         esockrun's version and the library it preloads\n"
                "  -h, --help\n");
@@ -148,7 +151,7 @@ int check_provider(const std::string& name, const std::string& lib) {
 
 int main(int argc, char** argv) {
   std::string lib;
-  bool verbose = false, list = false, version = false;
+  bool verbose = false, list = false, version = false, quiet = false;
   int i = 1;
   auto need_arg = [&](const char* opt) -> const char* {
     if (i + 1 >= argc) {
@@ -169,6 +172,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "-v" || a == "--verbose") {
       verbose = true;
+    } else if (a == "-q" || a == "--quiet") {
+      quiet = true;
     } else if (a == "--list-providers") {
       list = true;
     } else if (a == "-V" || a == "--version") {
@@ -215,8 +220,33 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  if (const char* name = std::getenv("ESOCK_PROVIDER"); name != nullptr && *name != '\0') {
-    if (const int rc = check_provider(name, lib); rc != 0) return rc;
+  // The configuration as the program will read it (file and environment): errors stop here,
+  // with where they are, rather than in the program at its first DDPMODE socket.
+  std::vector<esock::sockets::ConfigIssue> issues;
+  const esock::sockets::Config cfg = esock::sockets::read_config(&issues);
+  bool errors = false;
+  for (const esock::sockets::ConfigIssue& is : issues) {
+    errors = errors || is.error;
+    std::fprintf(stderr, "esockrun: %s%s\n", is.error ? "" : "warning: ", is.text.c_str());
+  }
+  if (errors) return 2;
+  ::setenv("ESOCK_CONFIG_CHECKED", "1", 1);  // the library does not repeat the warnings
+  if (const int rc = check_provider(cfg.provider, lib); rc != 0) return rc;
+  // The banner: with --ddp (esock is then on every TCP socket), or at ESOCK_LOG=info and up.
+  // A pass-through run prints nothing of its own: the program's output stays its own.
+  const bool info = cfg.log == "info" || cfg.log == "debug";
+  if (!quiet && (info || (cfg.ddpmode_all && cfg.log != "error"))) {
+    const char* file = std::getenv("ESOCK_CONFIG");
+    const bool system_file =
+        (file == nullptr || *file == '\0') && readable(esock::sockets::system_config_path);
+    std::fprintf(stderr, "esockrun: esock %s, provider %s, %s%s%s\n", ESOCK_VERSION_STRING,
+                 cfg.provider.c_str(),
+                 file && *file ? (std::string("config ") + file).c_str()
+                 : system_file
+                     ? (std::string("config ") + esock::sockets::system_config_path).c_str()
+                     : "no config file",
+                 cfg.ddpmode_all ? ", DDPMODE on every TCP socket" : "",
+                 info ? (", log " + cfg.log).c_str() : "");
   }
   std::string preload = lib;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;

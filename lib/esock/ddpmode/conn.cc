@@ -19,6 +19,7 @@
 #include "esock/ddpmode/ops.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/log.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
@@ -152,13 +153,29 @@ int take_number(int fd, int a) {
   return 0;
 }
 
+std::string describe_peer(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  unsigned port = 0;
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    port = ntohs(v4->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    port = ntohs(v6->sin6_port);
+  }
+  return std::string(host) + " port " + std::to_string(port);
+}
+
 Provider* configured_provider() {
   static Provider* p = []() -> Provider* {
+    if (!config_ok()) return nullptr;  // config.cc said why
     const std::string& name = config().provider;
     if (name == "ksock") return make_ksock_provider().release();
     std::string why;
     if (auto q = load_provider_plugin(name, &why)) return q.release();
-    std::fprintf(stderr, "esock: provider '%s' is not available: %s\n", name.c_str(), why.c_str());
+    log(LogLevel::error, "provider '%s' is not available: %s", name.c_str(), why.c_str());
     return nullptr;
   }();
   return p;
@@ -189,7 +206,7 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
     }
   }
   Provider* p = configured_provider();
-  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p == nullptr) return errno_fail(config_ok() ? EOPNOTSUPP : EINVAL);
   if (p->own_stack() && addr != nullptr && len >= sizeof(sockaddr_in) &&
       addr->sa_family == AF_INET) {
     // The own stack has no loopback and cannot reach its own address (docs/sockets.md,
@@ -204,11 +221,10 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
       // Its own address is no kernel address either: nothing to give back there.
       const int err = loopback ? ddp_give_back_implicit(fd, ENETUNREACH) : ENETUNREACH;
       if (err != 0) {
-        if (config().debug) {
+        if (log_on(LogLevel::warn)) {
           char text[INET_ADDRSTRLEN] = "?";
           ::inet_ntop(AF_INET, &dst.sin_addr, text, sizeof text);
-          std::fprintf(stderr, "esock: connect: the %s provider's stack cannot reach %s\n",
-                       p->name(), text);
+          log(LogLevel::warn, "connect: the %s provider's stack cannot reach %s", p->name(), text);
         }
         return errno_fail(err);
       }
@@ -231,7 +247,7 @@ int ddp_listen(int fd, int backlog) {
   if (s->state() != Socket::State::armed && s->state() != Socket::State::listening)
     return errno_fail(EINVAL);
   Provider* p = configured_provider();
-  if (p == nullptr) return errno_fail(EOPNOTSUPP);
+  if (p == nullptr) return errno_fail(config_ok() ? EOPNOTSUPP : EINVAL);
   if (s->lis) return 0;  // listening already (a second listen() only changes the backlog)
   if (p->own_stack()) return stack_listen(*p, fd, s, backlog);
   return kernel_listen(*p, fd, s, backlog);

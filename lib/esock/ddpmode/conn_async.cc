@@ -28,6 +28,7 @@
 #include "esock/ddpmode/conn.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/log.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
@@ -35,21 +36,6 @@
 namespace esock::sockets {
 
 namespace {
-
-std::string describe(const sockaddr_storage& a) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (a.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
-    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
-    port = ntohs(v4->sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
-    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
-    port = ntohs(v6->sin6_port);
-  }
-  return std::string(host) + " port " + std::to_string(port);
-}
 
 class AsyncConnect final : public Connecting {
  public:
@@ -143,9 +129,7 @@ class AsyncConnect final : public Connecting {
     }
     if (s_.may_fall_back && (st == EPROTO || st == ECONNRESET))
       return fall_back(s, s_.pc->setup_error());
-    if (config().debug)
-      std::fprintf(stderr, "esock: connection set-up: %s\n", s_.pc->setup_error().c_str());
-    return fail(s, st);
+    return fail(s, st, s_.pc->setup_error());
   }
 
  private:
@@ -165,11 +149,15 @@ class AsyncConnect final : public Connecting {
     c.sig_blocked = true;  // filled when the connect began
     s.set_state(Socket::State::connected);
     s.connect_unreported = true;
+    log(LogLevel::info, "connected to %s (%s provider)", describe_peer(s_.peer).c_str(),
+        s_.provider->name());
     return true;
   }
 
   // The number polls readable (EOF), writable and hung up; calls report err, SO_ERROR once.
-  bool fail(Socket& s, int err) {
+  bool fail(Socket& s, int err, const std::string& why = {}) {
+    log(LogLevel::warn, "connect to %s: %s%s%s", describe_peer(s_.peer).c_str(), std::strerror(err),
+        why.empty() ? "" : ": ", why.c_str());
     s.error = err;
     s.error_reported = false;
     s.set_state(Socket::State::failed);
@@ -213,7 +201,7 @@ class AsyncConnect final : public Connecting {
     ESOCK_LIBC(close)(n);
     s.epoll_watches.clear();
     if (!swapped) return fail(s, err);
-    tell_plain_tcp(describe(s_.peer) + " does not speak esock (" + why + ")");
+    tell_plain_tcp(describe_peer(s_.peer) + " does not speak esock (" + why + ")");
     s.set_state(Socket::State::plain);
     return true;
   }

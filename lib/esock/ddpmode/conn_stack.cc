@@ -24,6 +24,7 @@
 #include "esock/ksock/socket_util.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/log.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
 #include "esock/runtime/relayed_names.h"
@@ -33,8 +34,8 @@ namespace esock::sockets {
 
 namespace {
 
-void debug(const char* what, const std::string& why) {
-  if (config().debug) std::fprintf(stderr, "esock: %s: %s\n", what, why.c_str());
+void failed(const char* what, const std::string& why) {
+  log(LogLevel::warn, "%s: %s", what, why.c_str());
 }
 
 // The kernel port number a listener uses: the one bound, else (as listen() on an unbound
@@ -72,7 +73,7 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
   std::unique_ptr<ProviderConn> pc;
   if (err == 0) pc = p.connect(dst, mpa_config(true, s.msgmode(), s.rawmode()), &err, &why);
   if (!pc) {
-    debug("connect", why);
+    failed("connect", why);
     return errno_fail(err);  // nothing happened yet: the socket may try again
   }
   pc->hold_input(true);  // until attach() posted the stream's receives
@@ -126,11 +127,11 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   // Pre-forked children accept through the parent (byte streams only: listen_relay.cc).
   if (l->pl && !s->msgmode() && !s->rawmode()) l->fork_relay = make_listen_relay();
   if (!l->pl) {
-    debug("listen", why);
+    failed("listen", why);
     return errno_fail(err);
   }
   if (hand_over_listener(fd, s, std::move(l)) < 0) return -1;
-  debug("listening", "port " + std::to_string(port) + " on the " + p.name() + " stack");
+  log(LogLevel::info, "listening: port %d on the %s stack", port, p.name());
   return 0;
 }
 
@@ -168,8 +169,8 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
   s->lis = std::move(l);
   s->set_state(Socket::State::listening);
   rt.add(s);
-  if (config().debug)
-    debug("listening", "port " + std::to_string(ksock::local_port(lfd)) + " (ksock)");
+  if (log_on(LogLevel::info))
+    log(LogLevel::info, "listening: port %d (ksock)", static_cast<int>(ksock::local_port(lfd)));
   // The listening socket's description is esock's alone now (fd is the signal): the
   // progress thread's accept must never block, whatever the application's flags are.
   ESOCK_LIBC(fcntl)(lfd, F_SETFL, ESOCK_LIBC(fcntl)(lfd, F_GETFL) | O_NONBLOCK);
@@ -302,6 +303,9 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     }
     s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
     s->set_state(Socket::State::connected);
+    if (log_on(LogLevel::info))
+      log(LogLevel::info, "accepted %s (%s provider)", plen ? describe_peer(peer).c_str() : "?",
+          configured_provider() ? configured_provider()->name() : "?");
     rt.add(s);
     fd_set(a, std::move(s));
     return a;

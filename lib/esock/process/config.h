@@ -1,10 +1,12 @@
 // DDPMODE configuration (docs/configuration.md): environment variables over the file named
-// by ESOCK_CONFIG over defaults, read once on first use.
+// by ESOCK_CONFIG (else the system's, system_config_path) over defaults, validated
+// (config_parse.h), read once on first use.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mpa/negotiator.h"
 
@@ -24,6 +26,9 @@ struct Config {
   mpa::Policy mpa_markers = mpa::Policy::allow;
   mpa::Policy mpa_crc = mpa::Policy::require;
   int timeout_ms = 10000;
+  // What esock prints on stderr (log.h): error, warn, info or debug. debug is the same as
+  // log == "debug" (ESOCK_DEBUG=1, the older spelling, sets it).
+  std::string log = "warn";
   bool debug = false;
   bool ddpmode_all = false;  // every IPv4 TCP socket starts in DDPMODE (esockrun --ddp)
   // Who polls an own stack (runtime.h): auto, inline or thread; and how long an
@@ -47,7 +52,18 @@ struct Config {
   unsigned dpdk_mtu = 0;         // 576..65000; 0: automatic (dpdk.cc: jumbo on memif)
 };
 
+// Read when ESOCK_CONFIG is not set, if it exists.
+inline constexpr const char* system_config_path = "/etc/esock/esock.conf";
+
+struct ConfigIssue;
+// The configuration as the library reads it (file and environment), with every problem;
+// the library's config() is this, read once. esockrun checks with it before exec.
+Config read_config(std::vector<ConfigIssue>* issues);
+
 const Config& config();
+// False when the configuration has errors (printed when first read): DDPMODE connect and
+// listen then fail with EINVAL.
+bool config_ok();
 // Whether a socket (implicit: made DDPMODE by esockrun --ddp) falls back to plain TCP.
 inline bool falls_back(bool implicit) {
   return config().fallback == "fallback" || (config().fallback == "auto" && implicit);
