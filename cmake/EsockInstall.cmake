@@ -2,7 +2,7 @@
 #   runtime   -> libesock0       libesock.so.0, esock(7)
 #   dpdk      -> esock-dpdk      the dpdk provider plugin, <libdir>/esock/libesock_dpdk.so
 #                                (its own package, so libesock0 does not pull DPDK in)
-#   tools     -> esock-tools     esockrun, esockrun(1)
+#   tools     -> esock-tools     esockrun, esock-stat, their man pages
 #   dev       -> libesock-dev    header, libesock.so, esock.pc, find_package(esock), man 3
 #   wireshark -> esock-wireshark the Wireshark plugin
 # `cmake --install BUILD [--prefix P]` installs them all; `cmake --build BUILD --target
@@ -36,7 +36,8 @@ install(FILES ${PROJECT_BINARY_DIR}/esockConfig.cmake ${PROJECT_BINARY_DIR}/esoc
 # tools, the C API with the header.
 set(_man ${PROJECT_SOURCE_DIR}/docs/man)
 install(FILES ${_man}/esock.7 DESTINATION ${CMAKE_INSTALL_MANDIR}/man7 COMPONENT runtime)
-install(FILES ${_man}/esockrun.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)
+install(FILES ${_man}/esockrun.1 ${_man}/esock-stat.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+        COMPONENT tools)
 file(GLOB _man3 ${_man}/*.3)
 install(FILES ${_man3} DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
 
@@ -80,7 +81,7 @@ set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
 set(CPACK_COMPONENT_DPDK_DESCRIPTION
     "esock's own TCP/IP stack over a DPDK port (provider plugin)\n Loaded by libesock only for ESOCK_PROVIDER=dpdk.")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
-    "esockrun: run a program over esock\n Preloads libesock.so and configures it (provider, DDPMODE for every socket).")
+    "esockrun and esock-stat: run a program over esock, and watch it\n esockrun preloads libesock.so and configures it (provider, DDPMODE for every socket);\n esock-stat shows each process's provider, stack and DDPMODE connections.")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "esock development files\n The header, the esock_* extension API's man pages, pkg-config and CMake package files.")
 set(CPACK_COMPONENT_WIRESHARK_DESCRIPTION

@@ -57,9 +57,18 @@ sock=$work/nc.sock
 ncpid=$!
 pids+=($ncpid)
 wait_for_socket "$sock" $ncpid
+# The client keeps its connection a moment after the data (its stdin ends later), so that
+# esock-stat can show both ends of it.
 # shellcheck disable=SC2046
-"$esockrun" --ddp $(dpdk_env client "$sock" $client_ip) nc -N $server_ip 5555 < "$work/nc.in"
-wait $ncpid
+{ cat "$work/nc.in"; sleep 1.5; } |
+  "$esockrun" -q --ddp $(dpdk_env client "$sock" $client_ip) nc -N $server_ip 5555 &
+ncclient=$!
+pids+=($ncclient)
+for _ in $(seq 100); do [ "$(stat -c %s "$work/nc.out")" = 4000000 ] && break; sleep 0.05; done
+sleep 0.3  # the next snapshot (every 100 ms while busy)
+echo "   esock-stat while the connection is up:"
+"$build/tools/esock-stat/esock-stat" | sed 's/^/   | /'
+wait $ncclient $ncpid
 echo "   sent    $(sha256sum < "$work/nc.in" | cut -c1-16)...  4000000 octets"
 echo "   received $(sha256sum < "$work/nc.out" | cut -c1-16)...  $(stat -c %s "$work/nc.out") octets"
 cmp -s "$work/nc.in" "$work/nc.out" || { echo "   MISMATCH"; exit 1; }

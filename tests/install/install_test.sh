@@ -38,7 +38,7 @@ PREFIX=$TMP/opt/esock
 cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1 ||
 	{ cat "$TMP/install.log"; fail "cmake --install"; }
 LIBDIR=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$BUILD/CMakeCache.txt")
-for f in bin/esockrun "$LIBDIR/libesock.so.0" "$LIBDIR/libesock.so" include/esock/esock.h \
+for f in bin/esockrun bin/esock-stat "$LIBDIR/libesock.so.0" "$LIBDIR/libesock.so" include/esock/esock.h \
 	include/esock/version.h "$LIBDIR/pkgconfig/esock.pc" "$LIBDIR/cmake/esock/esockConfig.cmake" \
 	share/man/man7/esock.7 share/man/man1/esockrun.1 share/man/man3/esock_reg_mr.3; do
 	[ -e "$PREFIX/$f" ] || fail "cmake --install left out $f"
@@ -82,6 +82,7 @@ ok "find_package(esock): $("$TMP/cm/consumer")"
 ESOCKRUN=/usr/bin/esockrun
 [ -x $ESOCKRUN ] || fail "no $ESOCKRUN"
 $ESOCKRUN --version | grep -q "^esockrun (esock) " || fail "esockrun --version"
+/usr/bin/esock-stat --version | grep -q "^esock-stat (esock) " || fail "esock-stat --version"
 $ESOCKRUN --list-providers | grep -q "^dpdk .*/esock/libesock_dpdk.so$" ||
 	fail "esockrun --list-providers: $($ESOCKRUN --list-providers)"
 $ESOCKRUN -p bogus true 2>"$TMP/bogus" && fail "an unknown provider was accepted"
@@ -104,7 +105,7 @@ wait "${PIDS[0]}"
 ok "nc | nc under esockrun --ddp: 16 MB, SHA-256 equal"
 
 # Every man page, through man.
-for page in 7:esock 1:esockrun 3:esock_reg_mr 3:esock_post_send 3:esock_poll_cq 3:esock_query_mpa \
+for page in 7:esock 1:esockrun 1:esock-stat 3:esock_reg_mr 3:esock_post_send 3:esock_poll_cq 3:esock_query_mpa \
 	3:esock_dereg_mr 3:esock_version; do
 	sec=${page%%:*} name=${page#*:}
 	man -w "$sec" "$name" >/dev/null 2>&1 || fail "man $sec $name: not found"

@@ -7,17 +7,23 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "esock/process/config.h"
 #include "esock/process/config_parse.h"
 #include "esock/version.h"
+
+extern char** environ;
 
 namespace {
 
@@ -33,6 +39,9 @@ void usage(FILE* out) {
                "                        then the build tree, then the loader's search path)\n"
                "  -v, --verbose         print the environment before exec\n"
                "  -q, --quiet           no start-up banner\n"
+               "  -P, --profile NAME    latency | throughput | compat: a set of settings\n"
+               "                        for what matters most (esockrun(1)); what is set\n"
+               "                        explicitly (-e, the environment, the file) wins\n"
                "      --list-providers  the providers this installation has, and exit\n"
                "  -V, --version         esockrun's version and the library it preloads\n"
                "  -h, --help\n");
@@ -85,6 +94,30 @@ struct Provider {
   std::string name, where, error;  // error empty: usable
 };
 
+// --profile: settings for what matters most, each applied only where nothing else sets it
+// (docs/configuration.md, "Profiles").
+struct Profile {
+  const char* name;
+  std::vector<std::pair<const char*, const char*>> settings;
+};
+const std::vector<Profile>& profiles() {
+  static const std::vector<Profile> p = {
+      // Waiting threads keep polling for 1 ms before they sleep, and messages below 1 MiB
+      // never wait for a rendezvous or a sink (no extra round trip before their data).
+      {"latency",
+       {{"ESOCK_SPIN_US", "1000"}, {"ESOCK_RNDV_THRESHOLD", "1M"}, {"ESOCK_SINK_THRESHOLD", "1M"}}},
+      // More receive credits in flight (64 buffers of 64 KiB per connection).
+      {"throughput", {{"ESOCK_RECV_BUFFERS", "64"}}},
+      // Talk to whoever answers: peers without esock get plain TCP on every socket, and MPA
+      // takes the peer's choice of CRC and Markers.
+      {"compat",
+       {{"ESOCK_FALLBACK", "fallback"},
+        {"ESOCK_MPA_CRC", "allow"},
+        {"ESOCK_MPA_MARKERS", "allow"}}},
+  };
+  return p;
+}
+
 // A plugin is usable when it loads with its dependencies and has the entry point.
 Provider probe(const std::string& name, const std::string& path) {
   Provider p{name, path, {}};
@@ -130,6 +163,29 @@ std::string names(const std::vector<Provider>& ps) {
   return s;
 }
 
+// The configuration file's text (ESOCK_CONFIG, else the system's), or "".
+std::string config_file_text() {
+  const char* named = std::getenv("ESOCK_CONFIG");
+  std::ifstream f(named && *named ? named : esock::sockets::system_config_path);
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// Whether a configuration file's text sets `key` (a line "key = ...").
+bool sets_key(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    const auto b = line.find_first_not_of(" \t");
+    if (b != std::string::npos && line.compare(b, key.size(), key) == 0) {
+      const auto after = line.find_first_not_of(" \t", b + key.size());
+      if (after != std::string::npos && line[after] == '=') return true;
+    }
+  }
+  return false;
+}
+
 // 0 when `name` is a usable provider, else prints why and returns 2.
 int check_provider(const std::string& name, const std::string& lib) {
   const std::vector<Provider> ps = providers(lib);
@@ -152,6 +208,7 @@ int check_provider(const std::string& name, const std::string& lib) {
 int main(int argc, char** argv) {
   std::string lib;
   bool verbose = false, list = false, version = false, quiet = false;
+  std::string profile;
   int i = 1;
   auto need_arg = [&](const char* opt) -> const char* {
     if (i + 1 >= argc) {
@@ -174,6 +231,8 @@ int main(int argc, char** argv) {
       verbose = true;
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
+    } else if (a == "-P" || a == "--profile") {
+      profile = need_arg("--profile");
     } else if (a == "--list-providers") {
       list = true;
     } else if (a == "-V" || a == "--version") {
@@ -220,6 +279,24 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  if (!profile.empty()) {
+    const Profile* pr = nullptr;
+    for (const Profile& p : profiles())
+      if (profile == p.name) pr = &p;
+    if (pr == nullptr) {
+      std::fprintf(stderr, "esockrun: no profile '%s' (latency, throughput, compat)\n",
+                   profile.c_str());
+      return 2;
+    }
+    // Under what -e and the environment set; the file's settings are checked below and
+    // win too: a profile fills only what nothing else sets.
+    const std::string file_text = config_file_text();
+    for (const auto& [name, value] : pr->settings) {
+      std::string key;
+      for (const char* c = name + 6; *c; ++c) key += static_cast<char>(std::tolower(*c));
+      if (std::getenv(name) == nullptr && !sets_key(file_text, key)) ::setenv(name, value, 0);
+    }
+  }
   // The configuration as the program will read it (file and environment): errors stop here,
   // with where they are, rather than in the program at its first DDPMODE socket.
   std::vector<esock::sockets::ConfigIssue> issues;
@@ -253,8 +330,8 @@ int main(int argc, char** argv) {
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   if (verbose) {
     std::fprintf(stderr, "esockrun: LD_PRELOAD=%s\n", preload.c_str());
-    for (const char* v : {"ESOCK_PROVIDER", "ESOCK_CONFIG", "ESOCK_DDPMODE_ALL"})
-      if (const char* val = std::getenv(v)) std::fprintf(stderr, "esockrun: %s=%s\n", v, val);
+    for (char** e = environ; *e != nullptr; ++e)
+      if (std::strncmp(*e, "ESOCK_", 6) == 0) std::fprintf(stderr, "esockrun: %s\n", *e);
   }
   ::execvp(argv[i], argv + i);
   std::fprintf(stderr, "esockrun: cannot run %s: %s\n", argv[i], std::strerror(errno));

@@ -17,9 +17,11 @@
 #include <string>
 
 #include "esock/ddpmode/ops.h"
+#include "esock/ksock/socket_util.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
+#include "esock/process/rules.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
@@ -205,6 +207,15 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
         return errno_fail(s->error ? s->error : EBADF);
     }
   }
+  // esockrun --ddp's rules (rules.h): a connection they leave out is the kernel's.
+  if (s->implicit && addr != nullptr && len >= sizeof(sockaddr_in) && addr->sa_family == AF_INET) {
+    sockaddr_in dst;
+    std::memcpy(&dst, addr, sizeof dst);
+    if ((!rules_allow_port(config(), ntohs(dst.sin_port)) ||
+         !rules_allow_peer(config(), ntohl(dst.sin_addr.s_addr))) &&
+        ddp_give_back_implicit(fd, EINVAL) == 0)
+      return ESOCK_LIBC(connect)(fd, addr, len);
+  }
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(config_ok() ? EOPNOTSUPP : EINVAL);
   if (p->own_stack() && addr != nullptr && len >= sizeof(sockaddr_in) &&
@@ -246,6 +257,10 @@ int ddp_listen(int fd, int backlog) {
   if (!s) return errno_fail(EBADF);
   if (s->state() != Socket::State::armed && s->state() != Socket::State::listening)
     return errno_fail(EINVAL);
+  // esockrun --ddp's ports rule (rules.h): a listener it leaves out is the kernel's.
+  if (s->implicit && !s->lis && !rules_allow_port(config(), ksock::local_port(fd)) &&
+      ddp_give_back_implicit(fd, EINVAL) == 0)
+    return ESOCK_LIBC(listen)(fd, backlog);
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(config_ok() ? EOPNOTSUPP : EINVAL);
   if (s->lis) return 0;  // listening already (a second listen() only changes the backlog)

@@ -160,9 +160,9 @@ ssize_t write_error(int err, int flags) {
 
 }  // namespace
 
-ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
-  auto s = fd_get(fd);
-  if (!s) return fail(EBADF);
+namespace {
+
+ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, int flags) {
   if (const int err = check_msg(msg, false); err != 0) return fail(err);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
@@ -263,9 +263,7 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
   return static_cast<ssize_t>(done);
 }
 
-ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
-  auto s = fd_get(fd);
-  if (!s) return fail(EBADF);
+ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
   if (const int err = check_msg(msg, true); err != 0) return fail(err);
   if (flags & MSG_OOB) return fail(EINVAL);
   DdpRuntime& rt = DdpRuntime::get();
@@ -408,6 +406,25 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
       return got ? ssize_t(got) : fail(EINTR);
     }
   }
+}
+
+}  // namespace
+
+// The octets each call moved are counted for esock-stat (one relaxed add per call).
+ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags) {
+  auto s = fd_get(fd);
+  if (!s) return fail(EBADF);
+  const ssize_t r = sendmsg_on(fd, s, msg, flags);
+  if (r > 0) s->bytes_tx.fetch_add(static_cast<std::uint64_t>(r), std::memory_order_relaxed);
+  return r;
+}
+
+ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
+  auto s = fd_get(fd);
+  if (!s) return fail(EBADF);
+  const ssize_t r = recvmsg_on(fd, s, msg, flags);
+  if (r > 0) s->bytes_rx.fetch_add(static_cast<std::uint64_t>(r), std::memory_order_relaxed);
+  return r;
 }
 
 int ddp_shutdown(int fd, int how) {

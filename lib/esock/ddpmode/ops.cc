@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <utility>
 
 #include "esock/esock.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/rules.h"
 #include "esock/providers/provider.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
@@ -88,9 +90,21 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
   return 0;
 }
 
+// This program's name (its comm, as ps shows it), for the ddpmode_programs rule.
+const std::string& program_name() {
+  static const std::string name = [] {
+    std::ifstream f("/proc/self/comm");
+    std::string n;
+    std::getline(f, n);
+    return n;
+  }();
+  return name;
+}
+
 void ddp_socket_created(int fd, int domain) {
   if (!config().ddpmode_all || static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd))
     return;
+  if (!rules_allow_program(config(), program_name())) return;  // rules.h
   if (domain == AF_INET6) {
     // Over kernel TCP (ksock) MPA runs on IPv6 as on IPv4; an own stack (dpdk, lib/tcp) is
     // IPv4 only, so the program's IPv6 socket stays the kernel's, and says so once.

@@ -3,59 +3,13 @@
 // (config_parse.h), read once on first use.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
 #include <vector>
 
-#include "mpa/negotiator.h"
+#include "esock/process/config_parse.h"
+#include "esock/process/config_values.h"
 
 namespace esock::sockets {
 
-struct Config {
-  std::string provider = "ksock";
-  std::uint32_t recv_buffers = 16;
-  std::uint32_t recv_buffer_size = 65536 + 16;  // a 64 KiB write is one DATA message
-  // Writes of at least this go by rendezvous. 256 KiB by measurement (bench/esock/README.md):
-  // below it one rendezvous round trip per write costs more than the copy it saves.
-  std::size_t rndv_threshold = 262144;
-  // Blocking reads and writes of at least this use the reader's sink (RDMA Write, no extra
-  // round trip). 64 KiB by measurement (bench/esock/README.md); 0 disables sinks.
-  std::size_t sink_threshold = 65536;
-  std::uint8_t mpa_revision = 2;
-  mpa::Policy mpa_markers = mpa::Policy::allow;
-  mpa::Policy mpa_crc = mpa::Policy::require;
-  int timeout_ms = 10000;
-  // What esock prints on stderr (log.h): error, warn, info or debug. debug is the same as
-  // log == "debug" (ESOCK_DEBUG=1, the older spelling, sets it).
-  std::string log = "warn";
-  bool debug = false;
-  bool ddpmode_all = false;  // every IPv4 TCP socket starts in DDPMODE (esockrun --ddp)
-  // Who polls an own stack (runtime.h): auto, inline or thread; and how long an
-  // application thread spins on an idle stack before it sleeps between rounds.
-  std::string progress = "auto";
-  unsigned spin_us = 200;
-  // A peer that does not speak esock (docs/sockets.md, "Peers without esock"): fall back to
-  // plain TCP (fallback), fail (fail), or auto: fall back on the sockets esockrun --ddp made
-  // DDPMODE, fail on those the application made DDPMODE itself. fallback_ms: how long a
-  // silent peer is given before it counts as one.
-  std::string fallback = "auto";
-  int fallback_ms = 500;
-  // The dpdk provider (docs/configuration.md, "DPDK provider").
-  std::string dpdk_vdev;  // DPDK devargs of the one port, e.g. net_memif0,role=server,...
-  std::string dpdk_ip;    // the stack's own IPv4 address, A.B.C.D/NN
-  std::string dpdk_gateway;
-  unsigned dpdk_core = 0;
-  unsigned dpdk_memory_mb = 256;
-  std::string dpdk_file_prefix;  // EAL runtime directory name (empty: unique per process)
-  std::string dpdk_pcap;         // capture every frame of the port to this file
-  unsigned dpdk_mtu = 0;         // 576..65000; 0: automatic (dpdk.cc: jumbo on memif)
-};
-
-// Read when ESOCK_CONFIG is not set, if it exists.
-inline constexpr const char* system_config_path = "/etc/esock/esock.conf";
-
-struct ConfigIssue;
 // The configuration as the library reads it (file and environment), with every problem;
 // the library's config() is this, read once. esockrun checks with it before exec.
 Config read_config(std::vector<ConfigIssue>* issues);

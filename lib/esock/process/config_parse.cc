@@ -106,6 +106,65 @@ bool ipv4(const std::string& v) {
   return ::inet_pton(AF_INET, v.c_str(), &a) == 1;
 }
 
+// "a,b,c" (spaces around items allowed) -> items; false when an item is empty.
+bool items(const std::string& v, std::vector<std::string>* out) {
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = v.find(',', from);
+    std::string item =
+        v.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b == std::string::npos) return false;
+    out->push_back(item.substr(b, e - b + 1));
+    if (comma == std::string::npos) return true;
+    from = comma + 1;
+  }
+}
+
+std::string ports(Config& c, const std::string& v) {
+  std::vector<std::string> list;
+  std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;
+  const std::string what = "must be ports or ranges (80,443,5000-5100), not '" + v + "'";
+  if (!items(v, &list)) return what;
+  for (const std::string& it : list) {
+    const auto dash = it.find('-');
+    unsigned long long lo = 0, hi = 0;
+    if (!parse_count(it.substr(0, dash), &lo) ||
+        !parse_count(dash == std::string::npos ? it.substr(0, dash) : it.substr(dash + 1), &hi) ||
+        lo < 1 || hi > 65535 || lo > hi)
+      return what;
+    ranges.emplace_back(static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi));
+  }
+  c.ddpmode_ports = std::move(ranges);
+  return {};
+}
+
+std::string peers(Config& c, const std::string& v) {
+  std::vector<std::string> list;
+  std::vector<std::pair<std::uint32_t, int>> nets;
+  const std::string what =
+      "must be IPv4 addresses or networks (10.0.0.0/8,192.0.2.7), not '" + v + "'";
+  if (!items(v, &list)) return what;
+  for (const std::string& it : list) {
+    const auto slash = it.find('/');
+    unsigned long long len = 32;
+    in_addr a{};
+    if (::inet_pton(AF_INET, it.substr(0, slash).c_str(), &a) != 1 ||
+        (slash != std::string::npos && (!parse_count(it.substr(slash + 1), &len) || len > 32)))
+      return what;
+    nets.emplace_back(ntohl(a.s_addr), static_cast<int>(len));
+  }
+  c.ddpmode_peers = std::move(nets);
+  return {};
+}
+
+std::string programs(Config& c, const std::string& v) {
+  std::vector<std::string> list;
+  if (!items(v, &list)) return "must be program names (nginx,redis-server), not '" + v + "'";
+  c.ddpmode_programs = std::move(list);
+  return {};
+}
+
 const Setting settings[] = {
     {"provider",
      [](Config& c, const std::string& v) -> std::string {
@@ -119,6 +178,9 @@ const Setting settings[] = {
        return {};
      }},
     {"ddpmode_all", flag<&Config::ddpmode_all>},
+    {"ddpmode_programs", programs},
+    {"ddpmode_ports", ports},
+    {"ddpmode_peers", peers},
     {"config", nullptr},  // ESOCK_CONFIG names the file; not a key inside it
     {"recv_buffers", count<&Config::recv_buffers, 4, 1024>},  // stream-protocol.md 6: R >= 4
     {"recv_buffer_size", count<&Config::recv_buffer_size, 256, 1u << 24>},

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "esock/process/config.h"
+#include "esock/process/config_values.h"
 
 namespace esock::sockets {
 

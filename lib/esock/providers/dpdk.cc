@@ -92,6 +92,19 @@ class DpdkProvider;
 
 class DpdkConn final : public ProviderConn {
  public:
+  ConnCounters counters() const override {
+    ConnCounters c;
+    if (!ep_) return c;
+    const rnic::EngineStats& e = ep_->engine().stats();
+    c.fpdus_tx = e.fpdus_tx;
+    c.fpdus_rx = e.fpdus_rx;
+    c.ooo_segments = e.ooo_segments;
+    c.ooo_placed = e.ooo_segments_placed;
+    c.terminated = ep_->engine().terminated();
+    if (const tcp::Connection* t = ep_->tcp_connection())
+      c.tcp_retransmits = t->tcb().stats().retransmits;
+    return c;
+  }
   // Active open, started once the port's link is up (memif: the peer attached).
   DpdkConn(DpdkProvider& p, const sockaddr_in& dst, const utcp::Options& o);
   // Passive open on a connection from the accept queue.
@@ -187,6 +200,36 @@ class DpdkProvider final : public Provider {
   explicit DpdkProvider(const Config& c) : cfg_(c) {}
   const char* name() const override { return "dpdk"; }
   bool own_stack() const override { return true; }
+
+  // esock-stat: the stack's and the interface's counters, and every drop reason seen.
+  void counters(std::vector<std::pair<std::string, std::uint64_t>>* out) const override {
+    if (!rt_) return;
+    const tcp::StackStats st = rt_->stack().stats();
+    const tcp::InterfaceStats& is = rt_->stack().iface().stats();
+    for (const auto& [name, v] :
+         {std::pair<const char*, std::uint64_t>{"if.rx_frames", is.rx_frames},
+          {"if.rx_dropped", is.rx_dropped},
+          {"if.tcp_rx", is.tcp_rx},
+          {"if.tcp_tx", is.tcp_tx},
+          {"if.tcp_bad_csum", is.tcp_bad_csum},
+          {"if.arp_requests_rx", is.arp_requests_rx},
+          {"if.arp_requests_tx", is.arp_requests_tx},
+          {"if.tx_no_route", is.tx_no_route},
+          {"if.tx_device_full", is.tx_device_full},
+          {"tcp.connections_opened", st.connections_opened},
+          {"tcp.connections_closed", st.connections_closed},
+          {"tcp.syns_received", st.syns_received},
+          {"tcp.segments_no_connection", st.segments_no_connection},
+          {"tcp.accept_queue_overflow", st.accept_queue_overflow},
+          {"tcp.rx_bytes_held", st.rx_bytes_held},
+          {"tcp.drops", st.drops.total()}})
+      out->emplace_back(name, v);
+    for (std::size_t r = 0; r < tcp::drop_reason_count; ++r)
+      if (st.drops.count[r] != 0)
+        out->emplace_back(
+            std::string("tcp.drop.") + tcp::to_string(static_cast<tcp::DropReason>(r)),
+            st.drops.count[r]);
+  }
 
   int start(std::string* why) override {
     if (rt_) return 0;

@@ -33,6 +33,20 @@ class KsockConn final : public ProviderConn {
 
   rnic::Verbs& verbs() override { return verbs_; }
   const mpa::Negotiated& negotiated() const override { return conn_.negotiated(); }
+  ConnCounters counters() const override {
+    ConnCounters c;
+    const rnic::EngineStats& e = conn_.engine().stats();
+    c.fpdus_tx = e.fpdus_tx;
+    c.fpdus_rx = e.fpdus_rx;
+    c.ooo_segments = e.ooo_segments;  // kernel TCP delivers in order: 0
+    c.ooo_placed = e.ooo_segments_placed;
+    c.terminated = conn_.engine().terminated();
+    tcp_info ti{};
+    socklen_t len = sizeof ti;
+    if (fd_ >= 0 && ::getsockopt(fd_, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+      c.tcp_retransmits = ti.tcpi_total_retrans;
+    return c;
+  }
   int poll_fd() const override { return fd_; }
   short poll_events() const override {
     if (io_.stream() != Stream::open || not_mpa_) return 0;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "esock/providers/transport_state.h"
@@ -41,11 +42,20 @@ inline int copy_sockaddr(const sockaddr_in& a, sockaddr* addr, socklen_t* len) {
   return 0;
 }
 
+// A connection's transport and protocol counters, for esock-stat (stats_layout.h).
+struct ConnCounters {
+  std::uint64_t tcp_retransmits = 0;
+  std::uint64_t fpdus_tx = 0, fpdus_rx = 0;        // MPA FPDUs (RFC 5044)
+  std::uint64_t ooo_segments = 0, ooo_placed = 0;  // offered ahead of a hole; placed early
+  bool terminated = false;                         // a Terminate was sent or received
+};
+
 class ProviderConn {
  public:
   virtual ~ProviderConn() = default;  // releases the transport (closes its descriptor)
   virtual rnic::Verbs& verbs() = 0;
   virtual const mpa::Negotiated& negotiated() const = 0;
+  virtual ConnCounters counters() const { return {}; }
   // The progress thread polls this descriptor for poll_events() and then calls on_ready().
   virtual int poll_fd() const = 0;
   virtual short poll_events() const = 0;
@@ -121,6 +131,10 @@ class Provider {
   virtual std::unique_ptr<ProviderConn> initiate(int /*tcp_fd*/, const mpa::Config& /*cfg*/) {
     return nullptr;
   }
+
+  // Named counters of the provider's own stack and port for esock-stat (stats_layout.h),
+  // e.g. {"tcp.retransmits", n}; read under the runtime lock every 100 ms.
+  virtual void counters(std::vector<std::pair<std::string, std::uint64_t>>* /*out*/) const {}
 
   // Own-stack providers (the rest of the class; all under the runtime lock).
   virtual bool own_stack() const { return false; }

@@ -266,6 +266,13 @@ void DdpRuntime::service_all() {
   std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
     return !s->lis && !s->connecting && (!s->conn || !s->conn->pc);
   });
+  if (process_ && !stats_off_) {
+    const Instant now = clock_.now();
+    if (now >= stats_due_) {
+      stats_due_ = now + stats_every;
+      publish_stats(now);
+    }
+  }
 }
 
 bool DdpRuntime::round() {

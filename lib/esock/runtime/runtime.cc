@@ -570,6 +570,10 @@ void DdpRuntime::loop() {
         const int t = static_cast<int>(std::clamp<std::int64_t>(ms, 1, 1000));
         timeout = timeout < 0 ? t : std::min(timeout, t);
       }
+      // esock-stat's snapshot (stats_publish.cc) is taken in rounds: an idle process with
+      // DDPMODE sockets still takes one a second.
+      if (process_ && !stats_off_ && !socks_.empty())
+        timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
       ESOCK_LIBC(poll)(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
       // A sleep that the eventfd (an application thread's wake) or any kernel-transport

@@ -39,6 +39,7 @@
 #include "base/function_ref.h"
 #include "base/time.h"
 #include "esock/runtime/socket.h"
+#include "esock/runtime/stats_region.h"
 
 namespace esock::sockets {
 
@@ -259,6 +260,12 @@ class DdpRuntime {
   std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
   // Sockets a round made (a listener's fork relays): added once the round is over.
   std::vector<std::shared_ptr<Socket>> adopted_;
+  // esock-stat's view of this process (stats_publish.cc): at most every stats_every.
+  void publish_stats(Instant now);
+  static constexpr Duration stats_every = std::chrono::milliseconds(100);
+  std::unique_ptr<StatsRegion> stats_;
+  Instant stats_due_{};
+  bool stats_off_ = false;  // could not be made, or a test runtime
 };
 
 // The writability of an application's number (A of the signal pair, docs/sockets.md "fd

@@ -177,6 +177,8 @@ class Socket {
   void set_rawmode(bool on) { rawmode_ = on; }
 
   std::mutex mu;  // option changes while armed
+  // Application octets written and read (esock-stat); counted once per call, relaxed.
+  std::atomic<std::uint64_t> bytes_tx{0}, bytes_rx{0};
 
   // Guarded by the runtime lock.
   std::atomic<int> fd_refs{1};  // descriptor numbers in the table that name this socket

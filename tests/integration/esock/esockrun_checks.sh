@@ -45,6 +45,71 @@ ESOCK_SPIN_UZ=5 "$ESOCKRUN" --ddp -- /usr/bin/python3 -c 'import socket; socket.
 	fail "misspelt variable: expected one warning: $(cat "$TMP/err")"
 echo "ok: a misspelt variable warned about once"
 
+# Profiles: a profile fills what nothing else sets; -e and the file win.
+"$ESOCKRUN" -P latency -v -- true 2>"$TMP/err" || fail "--profile latency"
+grep -qx "esockrun: ESOCK_SPIN_US=1000" "$TMP/err" || fail "profile latency: $(cat "$TMP/err")"
+"$ESOCKRUN" -P latency -e ESOCK_SPIN_US=7 -v -- true 2>"$TMP/err"
+grep -qx "esockrun: ESOCK_SPIN_US=7" "$TMP/err" || fail "-e under a profile: $(cat "$TMP/err")"
+printf 'recv_buffers = 8\n' >"$TMP/r8.conf"
+"$ESOCKRUN" -P throughput -c "$TMP/r8.conf" -v -- true 2>"$TMP/err"
+grep -q "ESOCK_RECV_BUFFERS" "$TMP/err" && fail "the profile overrode the file: $(cat "$TMP/err")"
+refused "unknown profile" "no profile 'fast'" -P fast
+echo "ok: profiles fill only what nothing else sets"
+
+# A plain TCP server without esock (its port in $TMP/plain.port), for a connection esock
+# must refuse under ESOCK_FALLBACK=fail.
+/usr/bin/python3 -c '
+import socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+open(sys.argv[1], "w").write(str(l.getsockname()[1]))
+while True:
+    c, _ = l.accept(); c.settimeout(2)
+    try: c.recv(100)
+    except OSError: pass
+    c.close()
+' "$TMP/plain.port" &
+PLAIN=$!
+trap 'kill $PLAIN 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do [ -s "$TMP/plain.port" ] && break; sleep 0.05; done
+# A DDPMODE listener and a connection to it on loopback (ksock), then a connection to the
+# plain server that must fail, under esockrun --ddp with ESOCK_LOG and the rules given;
+# what esock said on stderr goes to $TMP/log.
+pair() {
+	"$ESOCKRUN" -q --ddp -p ksock -e ESOCK_FALLBACK=fail "$@" -- /usr/bin/python3 -c '
+import socket, sys, threading
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+t = threading.Thread(target=lambda: l.accept()[0].recv(1)); t.start()
+c = socket.socket(); c.connect(("127.0.0.1", l.getsockname()[1])); c.send(b"x"); t.join()
+f = socket.socket()
+try:
+    f.connect(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    pass
+' "$(cat "$TMP/plain.port")" 2>"$TMP/log"
+}
+pair -e ESOCK_LOG=info || fail "the pair under ESOCK_LOG=info: $(cat "$TMP/log")"
+for line in "esock: listening: port [0-9]* (ksock)" "esock: connected to 127.0.0.1 port [0-9]* (ksock provider)" \
+	"esock: accepted 127.0.0.1 port [0-9]* (ksock provider)" "esock: connect to 127.0.0.1 port $(cat "$TMP/plain.port"): "; do
+	grep -q "^$line" "$TMP/log" || fail "ESOCK_LOG=info: no '$line' in: $(cat "$TMP/log")"
+done
+pair || fail "the pair at the default level"
+grep -q "connected to\|listening" "$TMP/log" && fail "info lines at the default level: $(cat "$TMP/log")"
+grep -q "^esock: connect to 127.0.0.1 port $(cat "$TMP/plain.port"): " "$TMP/log" ||
+	fail "the default level hides a failure: $(cat "$TMP/log")"
+pair -e ESOCK_LOG=error || fail "the pair at ESOCK_LOG=error"
+[ ! -s "$TMP/log" ] || fail "ESOCK_LOG=error printed: $(cat "$TMP/log")"
+echo "ok: ESOCK_LOG error / warn (default) / info"
+
+# Rules: only port 1 goes DDPMODE, so the pair's listener and connection stay plain TCP.
+pair -e ESOCK_LOG=info -e ESOCK_DDPMODE_PORTS=1 || fail "the pair under a ports rule"
+grep -q "listening\|connected to\|accepted\|connect to" "$TMP/log" && fail "a ports rule let through: $(cat "$TMP/log")"
+pair -e ESOCK_LOG=info -e ESOCK_DDPMODE_PROGRAMS=nginx || fail "the pair under a programs rule"
+grep -q "listening\|connected to" "$TMP/log" && fail "a programs rule let through: $(cat "$TMP/log")"
+pair -e ESOCK_LOG=info -e ESOCK_DDPMODE_PROGRAMS=python3 -e ESOCK_DDPMODE_PEERS=127.0.0.0/8 ||
+	fail "the pair under matching rules"
+grep -q "^esock: connected to" "$TMP/log" || fail "matching rules kept DDPMODE out: $(cat "$TMP/log")"
+echo "ok: rules (ports, programs, peers)"
+
 # Without esockrun: the library refuses DDPMODE under a bad configuration, and says why.
 out=$(ESOCK_CONFIG="$TMP/bad.conf" LD_PRELOAD="$LIB" /usr/bin/python3 -c '
 import errno, socket

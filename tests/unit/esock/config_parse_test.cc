@@ -1,6 +1,7 @@
 // The configuration's parser and validator (lib/esock/process/config_parse.h): what a file and
 // an environment give, and every kind of problem with where it is.
 #include "esock/process/config_parse.h"
+#include "esock/process/rules.h"
 
 #include <gtest/gtest.h>
 
@@ -147,7 +148,47 @@ TEST(ConfigParse, EveryDocumentedKeyIsKnown) {
     for (const ConfigIssue& i : p.issues)
       EXPECT_EQ(i.text.find("unknown setting"), std::string::npos) << i.text;
   }
-  EXPECT_EQ(config_keys().size(), 24u);
+  EXPECT_EQ(config_keys().size(), 27u);
+}
+
+TEST(ConfigRules, ParsedAndApplied) {
+  const Parsed p = parse(
+      "ddpmode_programs = nginx, redis-server\n"
+      "ddpmode_ports = 80,5000-5100\n"
+      "ddpmode_peers = 10.0.0.0/8, 192.0.2.7\n");
+  ASSERT_TRUE(p.issues.empty()) << p.text();
+  EXPECT_TRUE(rules_allow_program(p.c, "redis-server"));
+  EXPECT_FALSE(rules_allow_program(p.c, "curl"));
+  EXPECT_TRUE(rules_allow_port(p.c, 80));
+  EXPECT_TRUE(rules_allow_port(p.c, 5000));
+  EXPECT_TRUE(rules_allow_port(p.c, 5100));
+  EXPECT_FALSE(rules_allow_port(p.c, 5101));
+  EXPECT_FALSE(rules_allow_port(p.c, 443));
+  EXPECT_TRUE(rules_allow_peer(p.c, 0x0a010203));   // 10.1.2.3
+  EXPECT_TRUE(rules_allow_peer(p.c, 0xc0000207));   // 192.0.2.7
+  EXPECT_FALSE(rules_allow_peer(p.c, 0xc0000208));  // 192.0.2.8
+  EXPECT_FALSE(rules_allow_peer(p.c, 0x0b000001));  // 11.0.0.1
+}
+
+TEST(ConfigRules, EmptyRulesAllowEverything) {
+  const Parsed p = parse("");
+  EXPECT_TRUE(rules_allow_program(p.c, "anything"));
+  EXPECT_TRUE(rules_allow_port(p.c, 1));
+  EXPECT_TRUE(rules_allow_peer(p.c, 0x7f000001));
+  const Parsed all = parse("ddpmode_peers = 0.0.0.0/0\n");
+  EXPECT_TRUE(rules_allow_peer(all.c, 0xffffffff));
+}
+
+TEST(ConfigRules, BadRulesAreErrors) {
+  EXPECT_EQ(parse("ddpmode_ports = 0\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_ports = 70000\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_ports = 90-80\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_ports = 80,,81\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_peers = 10.0.0.0/33\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_peers = example.org\n").errors(), 1);
+  EXPECT_EQ(parse("ddpmode_programs = \n").errors(), 1);
+  EXPECT_EQ(parse("", {"ESOCK_DDPMODE_PORTS=http"}).issues[0].text,
+            "ESOCK_DDPMODE_PORTS: must be ports or ranges (80,443,5000-5100), not 'http'");
 }
 
 }  // namespace
