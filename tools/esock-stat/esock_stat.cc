@@ -21,6 +21,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "esock/runtime/stats_layout.h"
@@ -106,6 +107,36 @@ double ago_s(std::uint64_t ns) {
   return now - static_cast<double>(ns) * 1e-9;
 }
 
+// A connection's numbers by name, in the order JSON lists them (the text picks from them).
+std::vector<std::pair<const char*, long long>> numbers(const st::Conn& c) {
+  const auto u = [](std::uint64_t v) { return static_cast<long long>(v); };
+  return {{"mpa_revision", c.mpa_revision},
+          {"mpa_crc", c.mpa_crc},
+          {"markers_tx", c.markers_tx},
+          {"markers_rx", c.markers_rx},
+          {"ird", c.ird},
+          {"ord", c.ord},
+          {"send_credits", c.send_credits},
+          {"error", c.error},
+          {"bytes_tx", u(c.bytes_tx)},
+          {"bytes_rx", u(c.bytes_rx)},
+          {"data_tx", u(c.data_tx)},
+          {"data_rx", u(c.data_rx)},
+          {"credit_tx", u(c.credit_tx)},
+          {"srcavail_tx", u(c.srcavail_tx)},
+          {"srcavail_rx", u(c.srcavail_rx)},
+          {"zero_copy_pulls", u(c.zero_copy_pulls)},
+          {"bounce_pulls", u(c.bounce_pulls)},
+          {"sinks_offered", u(c.sinks_offered)},
+          {"sinks_written", u(c.sinks_written)},
+          {"sink_writes", u(c.sink_writes)},
+          {"fpdus_tx", u(c.fpdus_tx)},
+          {"fpdus_rx", u(c.fpdus_rx)},
+          {"ooo_segments", u(c.ooo_segments)},
+          {"ooo_placed", u(c.ooo_placed)},
+          {"tcp_retransmits", u(c.tcp_retransmits)}};
+}
+
 void print_text(const std::vector<Snapshot>& all) {
   if (all.empty()) std::printf("no process is using esock's DDPMODE sockets\n");
   for (const Snapshot& s : all) {
@@ -126,29 +157,28 @@ void print_text(const std::vector<Snapshot>& all) {
       std::printf("    %-7s %-10s %s%s%s\n", c.mode, c.state, c.local, c.peer[0] ? " -> " : "",
                   c.peer);
       if (std::strcmp(c.state, "listening") == 0) continue;
+      const auto n = numbers(c);
+      const auto v = [&n](const char* name) {
+        for (const auto& [k, x] : n)
+          if (std::strcmp(k, name) == 0) return x;
+        return 0LL;
+      };
       std::printf(
-          "      MPA v%u CRC %s markers %s/%s IRD/ORD %u/%u  credits %u  error %d\n"
-          "      octets tx %llu rx %llu  DATA tx %llu rx %llu  CREDIT tx %llu  SRCAVAIL tx %llu "
-          "rx %llu  pulls %llu+%llu bounce  sinks offered %llu written %llu, writes into sinks "
-          "%llu\n"
-          "      FPDUs tx %llu rx %llu  out of order %llu, placed early %llu  TCP retransmits "
-          "%llu%s\n",
-          c.mpa_revision, c.mpa_crc ? "on" : "off", c.markers_tx ? "tx" : "-",
-          c.markers_rx ? "rx" : "-", c.ird, c.ord, c.send_credits, c.error,
-          static_cast<unsigned long long>(c.bytes_tx), static_cast<unsigned long long>(c.bytes_rx),
-          static_cast<unsigned long long>(c.data_tx), static_cast<unsigned long long>(c.data_rx),
-          static_cast<unsigned long long>(c.credit_tx),
-          static_cast<unsigned long long>(c.srcavail_tx),
-          static_cast<unsigned long long>(c.srcavail_rx),
-          static_cast<unsigned long long>(c.zero_copy_pulls),
-          static_cast<unsigned long long>(c.bounce_pulls),
-          static_cast<unsigned long long>(c.sinks_offered),
-          static_cast<unsigned long long>(c.sinks_written),
-          static_cast<unsigned long long>(c.sink_writes),
-          static_cast<unsigned long long>(c.fpdus_tx), static_cast<unsigned long long>(c.fpdus_rx),
-          static_cast<unsigned long long>(c.ooo_segments),
-          static_cast<unsigned long long>(c.ooo_placed),
-          static_cast<unsigned long long>(c.tcp_retransmits), c.terminated ? "  TERMINATED" : "");
+          "      MPA v%lld CRC %s markers %s/%s IRD/ORD %lld/%lld  credits %lld  error %lld\n",
+          v("mpa_revision"), v("mpa_crc") ? "on" : "off", v("markers_tx") ? "tx" : "-",
+          v("markers_rx") ? "rx" : "-", v("ird"), v("ord"), v("send_credits"), v("error"));
+      std::printf(
+          "      octets tx %lld rx %lld  DATA tx %lld rx %lld  CREDIT tx %lld  SRCAVAIL tx "
+          "%lld rx %lld  pulls %lld+%lld bounce  sinks offered %lld written %lld, writes "
+          "into sinks %lld\n",
+          v("bytes_tx"), v("bytes_rx"), v("data_tx"), v("data_rx"), v("credit_tx"),
+          v("srcavail_tx"), v("srcavail_rx"), v("zero_copy_pulls"), v("bounce_pulls"),
+          v("sinks_offered"), v("sinks_written"), v("sink_writes"));
+      std::printf(
+          "      FPDUs tx %lld rx %lld  out of order %lld, placed early %lld  TCP "
+          "retransmits %lld%s\n",
+          v("fpdus_tx"), v("fpdus_rx"), v("ooo_segments"), v("ooo_placed"), v("tcp_retransmits"),
+          c.terminated ? "  TERMINATED" : "");
     }
   }
 }
@@ -188,31 +218,10 @@ void print_json(const std::vector<Snapshot>& all) {
     std::printf("},\"connections\":[");
     for (std::uint32_t i = 0; i < r.nconns && i < st::max_conns; ++i) {
       const st::Conn& c = r.conn[i];
-      std::printf(
-          "%s{\"mode\":%s,\"state\":%s,\"local\":%s,\"peer\":%s,\"mpa_revision\":%u,"
-          "\"mpa_crc\":%u,\"markers_tx\":%u,\"markers_rx\":%u,\"ird\":%u,\"ord\":%u,"
-          "\"send_credits\":%u,\"error\":%d,\"bytes_tx\":%llu,\"bytes_rx\":%llu,\"data_tx\":%llu,"
-          "\"data_rx\":%llu,\"credit_tx\":%llu,\"srcavail_tx\":%llu,\"srcavail_rx\":%llu,"
-          "\"zero_copy_pulls\":%llu,\"bounce_pulls\":%llu,\"sinks_offered\":%llu,"
-          "\"sinks_written\":%llu,\"sink_writes\":%llu,\"fpdus_tx\":%llu,\"fpdus_rx\":%llu,"
-          "\"ooo_segments\":%llu,\"ooo_placed\":%llu,\"tcp_retransmits\":%llu,"
-          "\"terminated\":%s}",
-          i ? "," : "", js(c.mode).c_str(), js(c.state).c_str(), js(c.local).c_str(),
-          js(c.peer).c_str(), c.mpa_revision, c.mpa_crc, c.markers_tx, c.markers_rx, c.ird, c.ord,
-          c.send_credits, c.error, static_cast<unsigned long long>(c.bytes_tx),
-          static_cast<unsigned long long>(c.bytes_rx), static_cast<unsigned long long>(c.data_tx),
-          static_cast<unsigned long long>(c.data_rx), static_cast<unsigned long long>(c.credit_tx),
-          static_cast<unsigned long long>(c.srcavail_tx),
-          static_cast<unsigned long long>(c.srcavail_rx),
-          static_cast<unsigned long long>(c.zero_copy_pulls),
-          static_cast<unsigned long long>(c.bounce_pulls),
-          static_cast<unsigned long long>(c.sinks_offered),
-          static_cast<unsigned long long>(c.sinks_written),
-          static_cast<unsigned long long>(c.sink_writes),
-          static_cast<unsigned long long>(c.fpdus_tx), static_cast<unsigned long long>(c.fpdus_rx),
-          static_cast<unsigned long long>(c.ooo_segments),
-          static_cast<unsigned long long>(c.ooo_placed),
-          static_cast<unsigned long long>(c.tcp_retransmits), c.terminated ? "true" : "false");
+      std::printf("%s{\"mode\":%s,\"state\":%s,\"local\":%s,\"peer\":%s", i ? "," : "",
+                  js(c.mode).c_str(), js(c.state).c_str(), js(c.local).c_str(), js(c.peer).c_str());
+      for (const auto& [name, v] : numbers(c)) std::printf(",\"%s\":%lld", name, v);
+      std::printf(",\"terminated\":%s}", c.terminated ? "true" : "false");
     }
     std::printf("]}");
   }

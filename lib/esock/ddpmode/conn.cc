@@ -155,21 +155,6 @@ int take_number(int fd, int a) {
   return 0;
 }
 
-std::string describe_peer(const sockaddr_storage& a) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (a.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
-    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
-    port = ntohs(v4->sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
-    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
-    port = ntohs(v6->sin6_port);
-  }
-  return std::string(host) + " port " + std::to_string(port);
-}
-
 Provider* configured_provider() {
   static Provider* p = []() -> Provider* {
     if (!config_ok()) return nullptr;  // config.cc said why

@@ -17,8 +17,6 @@ int errno_fail(int err);  // sets errno, returns -1
 // One line on stderr for a connection that fell back to plain TCP (docs/sockets.md, "Peers
 // without esock"): the first 8 of a process, so a busy server does not flood its log.
 void tell_plain_tcp(const std::string& who);
-// "A.B.C.D port N" (or an IPv6 address), for messages.
-std::string describe_peer(const sockaddr_storage& a);
 mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
 // An own stack's plain relay (a peer without esock, utcp/plain_relay.h): a private AF_UNIX
 // stream pair, ends[0] for the application, ends[1] for the relay (non-blocking), buffers

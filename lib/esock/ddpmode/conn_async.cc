@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "esock/ddpmode/conn.h"
+#include "esock/process/addr_text.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
@@ -149,14 +150,14 @@ class AsyncConnect final : public Connecting {
     c.sig_blocked = true;  // filled when the connect began
     s.set_state(Socket::State::connected);
     s.connect_unreported = true;
-    log(LogLevel::info, "connected to %s (%s provider)", describe_peer(s_.peer).c_str(),
+    log(LogLevel::info, "connected to %s (%s provider)", address_text(s_.peer).c_str(),
         s_.provider->name());
     return true;
   }
 
   // The number polls readable (EOF), writable and hung up; calls report err, SO_ERROR once.
   bool fail(Socket& s, int err, const std::string& why = {}) {
-    log(LogLevel::warn, "connect to %s: %s%s%s", describe_peer(s_.peer).c_str(), std::strerror(err),
+    log(LogLevel::warn, "connect to %s: %s%s%s", address_text(s_.peer).c_str(), std::strerror(err),
         why.empty() ? "" : ": ", why.c_str());
     s.error = err;
     s.error_reported = false;
@@ -201,7 +202,7 @@ class AsyncConnect final : public Connecting {
     ESOCK_LIBC(close)(n);
     s.epoll_watches.clear();
     if (!swapped) return fail(s, err);
-    tell_plain_tcp(describe_peer(s_.peer) + " does not speak esock (" + why + ")");
+    tell_plain_tcp(address_text(s_.peer) + " does not speak esock (" + why + ")");
     s.set_state(Socket::State::plain);
     return true;
   }

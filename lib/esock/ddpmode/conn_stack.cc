@@ -22,6 +22,7 @@
 
 #include "esock/ddpmode/conn.h"
 #include "esock/ksock/socket_util.h"
+#include "esock/process/addr_text.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
@@ -304,7 +305,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     s->nonblocking = (flags & SOCK_NONBLOCK) != 0;
     s->set_state(Socket::State::connected);
     if (log_on(LogLevel::info))
-      log(LogLevel::info, "accepted %s (%s provider)", plen ? describe_peer(peer).c_str() : "?",
+      log(LogLevel::info, "accepted %s (%s provider)", plen ? address_text(peer).c_str() : "?",
           configured_provider() ? configured_provider()->name() : "?");
     rt.add(s);
     fd_set(a, std::move(s));

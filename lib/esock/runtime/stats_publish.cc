@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "esock/process/addr_text.h"
 #include "esock/process/config.h"
 #include "esock/runtime/runtime.h"
 
@@ -17,23 +18,6 @@ template <std::size_t N>
 void put(char (&dst)[N], const std::string& src) {
   std::strncpy(dst, src.c_str(), N - 1);
   dst[N - 1] = '\0';
-}
-
-std::string address(const sockaddr_storage& a) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (a.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
-    ::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
-    port = ntohs(v4->sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
-    ::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
-    port = ntohs(v6->sin6_port);
-  } else {
-    return "";
-  }
-  return std::string(host) + " port " + std::to_string(port);
 }
 
 const char* state_name(const Socket& s) {
@@ -61,16 +45,16 @@ void describe(const Socket& s, stats::Conn* c) {
   if (s.lis && s.lis->pl) {  // a listener: its port
     sockaddr_storage a{};
     socklen_t len = sizeof a;
-    if (s.lis->pl->name(reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->local, address(a));
+    if (s.lis->pl->name(reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->local, address_text(a));
   }
   if (!s.conn || !s.conn->pc) return;
   const ProviderConn& pc = *s.conn->pc;
   sockaddr_storage a{};
   socklen_t len = sizeof a;
-  if (pc.name(false, reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->local, address(a));
+  if (pc.name(false, reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->local, address_text(a));
   len = sizeof a;
   a = {};
-  if (pc.name(true, reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->peer, address(a));
+  if (pc.name(true, reinterpret_cast<sockaddr*>(&a), &len) == 0) put(c->peer, address_text(a));
   const ConnCounters k = pc.counters();
   c->tcp_retransmits = k.tcp_retransmits;
   c->fpdus_tx = k.fpdus_tx;
