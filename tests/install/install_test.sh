@@ -92,7 +92,8 @@ ok "esockrun --version, --list-providers, -p bogus refused"
 # An unmodified program under the installed esockrun --ddp: nc, 16 MB, SHA-256 compared.
 PORT=$((30000 + $$ % 20000))
 head -c $((16 << 20)) /dev/urandom >"$TMP/in"
-ESOCK_DEBUG=1 $ESOCKRUN --ddp -e ESOCK_FALLBACK=fail -- nc -4 -l -N -p $PORT >"$TMP/out" 2>"$TMP/nc.err" &
+while ss -Htln "sport = :$PORT" | grep -q .; do PORT=$((PORT + 1)); done  # a free port
+ESOCK_DEBUG=1 timeout 90 $ESOCKRUN --ddp -e ESOCK_FALLBACK=fail -- nc -4 -l -N -p $PORT >"$TMP/out" 2>"$TMP/nc.err" &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q "esock: listening: port $PORT " "$TMP/nc.err" && break; sleep 0.05; done
 grep -q "esock: listening: port $PORT " "$TMP/nc.err" ||

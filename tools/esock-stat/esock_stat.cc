@@ -38,6 +38,25 @@ struct Snapshot {
   const st::Region& region() const { return *reinterpret_cast<const st::Region*>(buf.data()); }
 };
 
+// Every text field of a copy ends within its array, whatever the writer put there (the
+// file is another process's).
+template <std::size_t N>
+void nul(char (&a)[N]) {
+  a[N - 1] = '\0';
+}
+void terminate_strings(st::Region* r) {
+  nul(r->program);
+  nul(r->provider);
+  nul(r->esock_version);
+  for (st::Counter& c : r->counters) nul(c.name);
+  for (st::Conn& c : r->conn) {
+    nul(c.mode);
+    nul(c.state);
+    nul(c.local);
+    nul(c.peer);
+  }
+}
+
 // A consistent copy of /dev/shm/<name>, or false (not a region of this layout, or never
 // quiet long enough to copy).
 bool read_region(const std::string& name, Snapshot* out) {
@@ -65,6 +84,7 @@ bool read_region(const std::string& name, Snapshot* out) {
     }
   }
   ::munmap(p, sizeof(st::Region));
+  if (ok) terminate_strings(reinterpret_cast<st::Region*>(out->buf.data()));
   return ok;
 }
 
@@ -134,7 +154,9 @@ std::vector<std::pair<const char*, long long>> numbers(const st::Conn& c) {
           {"fpdus_rx", u(c.fpdus_rx)},
           {"ooo_segments", u(c.ooo_segments)},
           {"ooo_placed", u(c.ooo_placed)},
-          {"tcp_retransmits", u(c.tcp_retransmits)}};
+          {"tcp_retransmits", u(c.tcp_retransmits)},
+          {"rx_queued", u(c.rx_queued)},
+          {"tx_queued", u(c.tx_queued)}};
 }
 
 void print_text(const std::vector<Snapshot>& all) {
@@ -164,9 +186,11 @@ void print_text(const std::vector<Snapshot>& all) {
         return 0LL;
       };
       std::printf(
-          "      MPA v%lld CRC %s markers %s/%s IRD/ORD %lld/%lld  credits %lld  error %lld\n",
+          "      MPA v%lld CRC %s markers %s/%s IRD/ORD %lld/%lld  credits %lld  queued rx %lld "
+          "tx %lld  error %lld\n",
           v("mpa_revision"), v("mpa_crc") ? "on" : "off", v("markers_tx") ? "tx" : "-",
-          v("markers_rx") ? "rx" : "-", v("ird"), v("ord"), v("send_credits"), v("error"));
+          v("markers_rx") ? "rx" : "-", v("ird"), v("ord"), v("send_credits"), v("rx_queued"),
+          v("tx_queued"), v("error"));
       std::printf(
           "      octets tx %lld rx %lld  DATA tx %lld rx %lld  CREDIT tx %lld  SRCAVAIL tx "
           "%lld rx %lld  pulls %lld+%lld bounce  sinks offered %lld written %lld, writes "

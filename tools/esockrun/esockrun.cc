@@ -60,6 +60,13 @@ std::string self_dir() {
   return slash == std::string::npos ? std::string{} : s.substr(0, slash);
 }
 
+// Whether `dir` is inside the tree esockrun was built in: only then are the build tree's
+// library and plugins candidates (an installed esockrun never looks into its build folder).
+bool in_build_tree(const std::string& dir) {
+  const std::string root = ESOCK_BUILD_ROOT "/";
+  return (dir + "/").compare(0, root.size(), root) == 0;
+}
+
 // The installed library (its soname, so the runtime package alone suffices) relative to
 // this program (ESOCK_REL_LIBDIR: bindir -> libdir), beside it, the build tree's, and last
 // the bare soname for the dynamic loader's search.
@@ -68,9 +75,7 @@ std::string find_library() {
   const std::string name = "libesock.so." + std::to_string(ESOCK_VERSION_MAJOR);
   for (const std::string& c : {dir + "/" ESOCK_REL_LIBDIR "/" + name, dir + "/" + name})
     if (readable(c)) return c;
-#ifdef ESOCK_BUILD_LIB
-  if (readable(ESOCK_BUILD_LIB)) return ESOCK_BUILD_LIB;
-#endif
+  if (in_build_tree(dir) && readable(ESOCK_BUILD_LIB)) return ESOCK_BUILD_LIB;
   return name;
 }
 
@@ -84,9 +89,7 @@ std::vector<std::string> plugin_dirs(const std::string& lib) {
   const std::string d = dir_of(lib);
   std::vector<std::string> dirs;
   if (!d.empty()) dirs = {d + "esock/", d};
-#ifdef ESOCK_BUILD_PLUGIN_DIR
-  dirs.push_back(ESOCK_BUILD_PLUGIN_DIR "/");
-#endif
+  if (in_build_tree(self_dir())) dirs.push_back(ESOCK_BUILD_PLUGIN_DIR "/");
   return dirs;
 }
 
@@ -189,6 +192,11 @@ bool sets_key(const std::string& text, const std::string& key) {
 // 0 when `name` is a usable provider, else prints why and returns 2.
 int check_provider(const std::string& name, const std::string& lib) {
   const std::vector<Provider> ps = providers(lib);
+  // Last, as libesock: the dynamic loader's own search path.
+  if (std::none_of(ps.begin(), ps.end(), [&](const Provider& p) { return p.name == name; })) {
+    const Provider bare = probe(name, "libesock_" + name + ".so");
+    if (bare.error.empty()) return 0;
+  }
   for (const Provider& p : ps) {
     if (p.name != name) continue;
     if (p.error.empty()) return 0;
@@ -307,7 +315,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "esockrun: %s%s\n", is.error ? "" : "warning: ", is.text.c_str());
   }
   if (errors) return 2;
-  ::setenv("ESOCK_CONFIG_CHECKED", "1", 1);  // the library does not repeat the warnings
+  // The library does not repeat these warnings while it reads the same configuration.
+  ::setenv("ESOCK_CONFIG_CHECKED", esock::sockets::config_fingerprint().c_str(), 1);
   if (const int rc = check_provider(cfg.provider, lib); rc != 0) return rc;
   // The banner: with --ddp (esock is then on every TCP socket), or at ESOCK_LOG=info and up.
   // A pass-through run prints nothing of its own: the program's output stays its own.

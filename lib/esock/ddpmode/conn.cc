@@ -155,6 +155,32 @@ int take_number(int fd, int a) {
   return 0;
 }
 
+// Whether a socket esockrun --ddp armed goes on as plain TCP to `addr`: the configuration
+// has errors (config.h), or a ports or peers rule leaves it out (rules.h; an IPv6 peer
+// passes a peers rule only as a v4-mapped address it allows).
+bool implicit_stays_plain(const sockaddr* addr, socklen_t len) {
+  if (!config_ok()) return true;
+  if (addr == nullptr) return false;
+  const Config& c = config();
+  if (addr->sa_family == AF_INET && len >= sizeof(sockaddr_in)) {
+    sockaddr_in a;
+    std::memcpy(&a, addr, sizeof a);
+    return !rules_allow_port(c, ntohs(a.sin_port)) ||
+           !rules_allow_peer(c, ntohl(a.sin_addr.s_addr));
+  }
+  if (addr->sa_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+    sockaddr_in6 a;
+    std::memcpy(&a, addr, sizeof a);
+    if (!rules_allow_port(c, ntohs(a.sin6_port))) return true;
+    if (c.ddpmode_peers.empty()) return false;
+    if (!IN6_IS_ADDR_V4MAPPED(&a.sin6_addr)) return true;
+    std::uint32_t v4;
+    std::memcpy(&v4, &a.sin6_addr.s6_addr[12], sizeof v4);
+    return !rules_allow_peer(c, ntohl(v4));
+  }
+  return false;
+}
+
 Provider* configured_provider() {
   static Provider* p = []() -> Provider* {
     if (!config_ok()) return nullptr;  // config.cc said why
@@ -192,15 +218,10 @@ int ddp_connect(int fd, const sockaddr* addr, socklen_t len) {
         return errno_fail(s->error ? s->error : EBADF);
     }
   }
-  // esockrun --ddp's rules (rules.h): a connection they leave out is the kernel's.
-  if (s->implicit && addr != nullptr && len >= sizeof(sockaddr_in) && addr->sa_family == AF_INET) {
-    sockaddr_in dst;
-    std::memcpy(&dst, addr, sizeof dst);
-    if ((!rules_allow_port(config(), ntohs(dst.sin_port)) ||
-         !rules_allow_peer(config(), ntohl(dst.sin_addr.s_addr))) &&
-        ddp_give_back_implicit(fd, EINVAL) == 0)
-      return ESOCK_LIBC(connect)(fd, addr, len);
-  }
+  // A socket esockrun --ddp armed that its rules leave out, or under a configuration with
+  // errors, is the kernel's: the program goes on as without esock.
+  if (s->implicit && implicit_stays_plain(addr, len) && ddp_give_back_implicit(fd, EINVAL) == 0)
+    return ESOCK_LIBC(connect)(fd, addr, len);
   Provider* p = configured_provider();
   if (p == nullptr) return errno_fail(config_ok() ? EOPNOTSUPP : EINVAL);
   if (p->own_stack() && addr != nullptr && len >= sizeof(sockaddr_in) &&
@@ -242,8 +263,10 @@ int ddp_listen(int fd, int backlog) {
   if (!s) return errno_fail(EBADF);
   if (s->state() != Socket::State::armed && s->state() != Socket::State::listening)
     return errno_fail(EINVAL);
-  // esockrun --ddp's ports rule (rules.h): a listener it leaves out is the kernel's.
-  if (s->implicit && !s->lis && !rules_allow_port(config(), ksock::local_port(fd)) &&
+  // The ports rule for a listener esockrun --ddp armed (rules.h); a configuration with
+  // errors leaves it the kernel's too.
+  if (s->implicit && !s->lis &&
+      (!config_ok() || !rules_allow_port(config(), ksock::local_port(fd))) &&
       ddp_give_back_implicit(fd, EINVAL) == 0)
     return ESOCK_LIBC(listen)(fd, backlog);
   Provider* p = configured_provider();

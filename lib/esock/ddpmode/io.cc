@@ -423,7 +423,8 @@ ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags) {
   auto s = fd_get(fd);
   if (!s) return fail(EBADF);
   const ssize_t r = recvmsg_on(fd, s, msg, flags);
-  if (r > 0) s->bytes_rx.fetch_add(static_cast<std::uint64_t>(r), std::memory_order_relaxed);
+  if (r > 0 && !(flags & MSG_PEEK))  // a peek moves nothing
+    s->bytes_rx.fetch_add(static_cast<std::uint64_t>(r), std::memory_order_relaxed);
   return r;
 }
 

@@ -5,9 +5,15 @@
 namespace esock::sockets {
 
 bool rules_allow_program(const Config& c, const std::string& name) {
+  // The kernel keeps a comm of at most 15 characters (TASK_COMM_LEN 16): a longer name in
+  // the rule matches on those.
+  constexpr std::size_t comm_max = 15;
   return c.ddpmode_programs.empty() ||
-         std::find(c.ddpmode_programs.begin(), c.ddpmode_programs.end(), name) !=
-             c.ddpmode_programs.end();
+         std::any_of(c.ddpmode_programs.begin(), c.ddpmode_programs.end(),
+                     [&name](const std::string& p) {
+                       return p == name || (name.size() == comm_max && p.size() > comm_max &&
+                                            p.compare(0, comm_max, name) == 0);
+                     });
 }
 
 bool rules_allow_port(const Config& c, std::uint16_t port) {

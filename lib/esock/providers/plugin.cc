@@ -36,8 +36,12 @@ std::unique_ptr<Provider> load_provider_plugin(const std::string& name, std::str
   // (for programs linking the static core). Last, the loader's search path.
   std::string tried;
   const std::string here = own_dir();
-  for (const std::string& dir : {here + ESOCK_PLUGIN_SUBDIR "/", here,
-                                 std::string(ESOCK_BUILD_PLUGIN_DIR "/"), std::string()}) {
+  // The build tree's folder only for code that runs from the build tree: an installed
+  // library never looks into the folder it was built in.
+  const std::string root = ESOCK_BUILD_ROOT "/";
+  const std::string build =
+      here.compare(0, root.size(), root) == 0 ? ESOCK_BUILD_PLUGIN_DIR "/" : here;
+  for (const std::string& dir : {here + ESOCK_PLUGIN_SUBDIR "/", here, build, std::string()}) {
     const std::string path = dir + file;
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) {

@@ -268,7 +268,8 @@ void DdpRuntime::service_all() {
   });
   if (process_ && !stats_off_) {
     const Instant now = clock_.now();
-    if (now >= stats_due_) {
+    // Due, or the last sockets just left (a snapshot now, or it would show them for good).
+    if (now >= stats_due_ || (socks_.empty() && stats_shown_ != 0)) {
       stats_due_ = now + stats_every;
       publish_stats(now);
     }

@@ -17,8 +17,10 @@
 #include <thread>
 
 #include "base/steady_clock.h"
+#include "esock/process/addr_text.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/log.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
 
@@ -274,6 +276,12 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   }
   c.close_ladder.start(clock_.now());
   c.pc->flush();
+  if (log_on(LogLevel::info)) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (c.pc->name(true, reinterpret_cast<sockaddr*>(&peer), &len) != 0) peer = {};
+    log(LogLevel::info, "closing the connection to %s", address_text(peer).c_str());
+  }
   wake();
 }
 
@@ -542,6 +550,9 @@ void DdpRuntime::loop() {
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
       who.push_back({s.get(), nullptr, nullptr, false});
     }
+    // esock-stat's snapshot is taken in rounds (stats_publish.cc): an idle process whose
+    // last snapshot showed sockets takes one a second. Read here, under the lock.
+    const bool stats_tick = process_ && !stats_off_ && (!socks_.empty() || stats_shown_ != 0);
     if (stack_ != nullptr) {  // the stack's plain relays (a peer without esock)
       const std::size_t before = pfds.size();
       stack_->poll_fds(&pfds);
@@ -570,10 +581,7 @@ void DdpRuntime::loop() {
         const int t = static_cast<int>(std::clamp<std::int64_t>(ms, 1, 1000));
         timeout = timeout < 0 ? t : std::min(timeout, t);
       }
-      // esock-stat's snapshot (stats_publish.cc) is taken in rounds: an idle process with
-      // DDPMODE sockets still takes one a second.
-      if (process_ && !stats_off_ && !socks_.empty())
-        timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
+      if (stats_tick) timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
       ESOCK_LIBC(poll)(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
       // A sleep that the eventfd (an application thread's wake) or any kernel-transport

@@ -265,7 +265,8 @@ class DdpRuntime {
   static constexpr Duration stats_every = std::chrono::milliseconds(100);
   std::unique_ptr<StatsRegion> stats_;
   Instant stats_due_{};
-  bool stats_off_ = false;  // could not be made, or a test runtime
+  bool stats_off_ = false;         // could not be made
+  std::uint32_t stats_shown_ = 0;  // sockets in the last snapshot
 };
 
 // The writability of an application's number (A of the signal pair, docs/sockets.md "fd

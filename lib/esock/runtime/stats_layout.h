@@ -39,6 +39,8 @@ struct Conn {
   std::uint64_t zero_copy_pulls, bounce_pulls, sinks_offered, sinks_written, sink_writes;
   // The transport and the iWARP engine (ProviderConn::counters).
   std::uint64_t tcp_retransmits, fpdus_tx, fpdus_rx, ooo_segments, ooo_placed;
+  // Queue depths: octets received and not read yet, written and not sent yet (ESTP).
+  std::uint64_t rx_queued, tx_queued;
   std::uint8_t terminated;  // a Terminate was sent or received
   std::uint8_t pad2[7];
 };

@@ -74,6 +74,8 @@ void describe(const Socket& s, stats::Conn* c) {
   if (const estp::Stream* st = s.conn->stream.get()) {
     const estp::StreamStats& x = st->stats();
     c->send_credits = st->send_credits();
+    c->rx_queued = st->readable_octets();
+    c->tx_queued = st->unsent_octets();
     c->data_tx = x.data_tx;
     c->data_rx = x.data_rx;
     c->credit_tx = x.credit_tx;
@@ -108,6 +110,7 @@ void DdpRuntime::publish_stats(Instant) {
     *used = n;
     return static_cast<std::uint32_t>(socks_.size());
   });
+  stats_shown_ = static_cast<std::uint32_t>(socks_.size());
 }
 
 }  // namespace esock::sockets

@@ -44,8 +44,12 @@ void copy(char (&dst)[N], const std::string& src) {
 StatsRegion* StatsRegion::create(const char* provider) {
   const pid_t pid = ::getpid();
   const std::string name = shm_name(pid);
-  // Readable by its owner only: it names the process's peers.
-  const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+  // Readable by its owner only: it names the process's peers. A file of that name is an
+  // earlier process's with our pid (ours to remove) or someone else's (then the unlink
+  // fails and so does the exclusive create: nothing is published into a file we did not
+  // make).
+  ::shm_unlink(name.c_str());
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return nullptr;
   void* p = MAP_FAILED;
   if (::ftruncate(fd, sizeof(stats::Region)) == 0)

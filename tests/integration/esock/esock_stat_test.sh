@@ -12,7 +12,10 @@ ESOCKRUN=$1 STAT=$2
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() {
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		rm -f "/dev/shm/esock-stat.$p"  # a killed process leaves its region
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -99,7 +102,10 @@ grep -q "^pid $SPID (python3)" "$TMP/all.txt" || fail "text output: $(cat "$TMP/
 echo "ok: esock-stat and esock-stat -p"
 
 touch "$TMP/stop"
+timeout 30 tail --pid=$SPID -f /dev/null && timeout 30 tail --pid=$CPID -f /dev/null ||
+	fail "the processes did not exit"
 wait $SPID $CPID
+PIDS=()  # reaped: their numbers may be another process's now
 for pid in $SPID $CPID; do
 	[ ! -e /dev/shm/esock-stat.$pid ] || fail "pid $pid's region is left after its exit"
 done

@@ -170,6 +170,13 @@ TEST(ConfigRules, ParsedAndApplied) {
   EXPECT_FALSE(rules_allow_peer(p.c, 0x0b000001));  // 11.0.0.1
 }
 
+TEST(ConfigRules, AProgramNameLongerThanTheCommMatchesOnItsFirst15Characters) {
+  const Parsed p = parse("ddpmode_programs = prometheus-node-exporter\n");
+  EXPECT_TRUE(rules_allow_program(p.c, "prometheus-node"));  // what /proc/self/comm holds
+  EXPECT_FALSE(rules_allow_program(p.c, "prometheus"));
+  EXPECT_FALSE(rules_allow_program(p.c, "prometheus-nodX"));
+}
+
 TEST(ConfigRules, EmptyRulesAllowEverything) {
   const Parsed p = parse("");
   EXPECT_TRUE(rules_allow_program(p.c, "anything"));
