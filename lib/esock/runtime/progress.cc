@@ -271,7 +271,7 @@ void DdpRuntime::service_all() {
     // Due, or the last sockets just left (a snapshot now, or it would show them for good).
     if (now >= stats_due_ || (socks_.empty() && stats_shown_ != 0)) {
       stats_due_ = now + stats_every;
-      publish_stats(now);
+      publish_stats();
     }
   }
 }

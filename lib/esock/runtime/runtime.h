@@ -261,7 +261,7 @@ class DdpRuntime {
   // Sockets a round made (a listener's fork relays): added once the round is over.
   std::vector<std::shared_ptr<Socket>> adopted_;
   // esock-stat's view of this process (stats_publish.cc): at most every stats_every.
-  void publish_stats(Instant now);
+  void publish_stats();
   static constexpr Duration stats_every = std::chrono::milliseconds(100);
   std::unique_ptr<StatsRegion> stats_;
   Instant stats_due_{};

@@ -91,7 +91,7 @@ void describe(const Socket& s, stats::Conn* c) {
 
 }  // namespace
 
-void DdpRuntime::publish_stats(Instant) {
+void DdpRuntime::publish_stats() {
   if (stats_ && stats_->pid() != ::getpid()) stats_.reset();  // a fork child: its own region
   if (!stats_) {
     stats_.reset(StatsRegion::create(config().provider.c_str()));
