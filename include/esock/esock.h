@@ -105,7 +105,7 @@ int esock_comp_fd(int fd);
 /* The connection's negotiated MPA parameters (RFC 5044 section 7.1, RFC 6581). */
 enum esock_rtr { ESOCK_RTR_NONE, ESOCK_RTR_SEND, ESOCK_RTR_WRITE, ESOCK_RTR_READ };
 struct esock_mpa_info {
-  uint8_t revision;   /* 1 or 2 */
+  uint8_t revision;   /* 1 or 2; 0 on the rdmacm provider (the RNIC negotiated MPA unseen) */
   uint8_t markers_tx; /* we put Markers into what we send */
   uint8_t markers_rx; /* the peer puts Markers into what we receive */
   uint8_t crc;        /* CRC32c in use */

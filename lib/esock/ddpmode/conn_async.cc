@@ -174,7 +174,8 @@ class AsyncConnect final : public Connecting {
   bool fall_back(Socket& s, const std::string& why) {
     const int app = s_.app_fd;
     if (s.fd_refs.load() != 1) return fail(s, ECONNREFUSED);  // a dup: no single number
-    const int n = s_.provider->own_stack() ? open_plain() : plain_socket();
+    const bool in_stack = s_.provider->own_stack() && !s_.provider->kernel_addresses();
+    const int n = in_stack ? open_plain() : plain_socket();
     if (n < 0) return fail(s, errno);
     const int flags = ESOCK_LIBC(fcntl)(s_.sig_a, F_GETFL);  // A's: the application's
     int err = ECONNREFUSED;  // the number no longer names this socket alone (closed, dup2)
@@ -326,7 +327,7 @@ int await_connect(std::unique_lock<RuntimeMutex>& lk, int fd, const std::shared_
       // An own stack: the relay's end, whose connection the stack opens (conn_async's
       // open_plain).
       const Provider* p = configured_provider();
-      if (p != nullptr && p->own_stack()) return 0;
+      if (p != nullptr && p->own_stack() && !p->kernel_addresses()) return 0;
       lk.unlock();
       return ESOCK_LIBC(connect)(fd, addr, len);
     }

@@ -41,7 +41,7 @@ void failed(const char* what, const std::string& why) {
 
 // The kernel port number a listener uses: the one bound, else (as listen() on an unbound
 // socket does) an ephemeral one, so getsockname and the stack agree.
-int kernel_port(int fd) {
+int kernel_address(int fd, sockaddr_in* out) {
   sockaddr_in a{};
   socklen_t l = sizeof a;
   if (ESOCK_LIBC(getsockname)(fd, reinterpret_cast<sockaddr*>(&a), &l) < 0) return -1;
@@ -52,7 +52,8 @@ int kernel_port(int fd) {
     l = sizeof a;
     if (ESOCK_LIBC(getsockname)(fd, reinterpret_cast<sockaddr*>(&a), &l) < 0) return -1;
   }
-  return ntohs(a.sin_port);
+  *out = a;
+  return 0;
 }
 
 }  // namespace
@@ -117,14 +118,22 @@ int hand_over_listener(int fd, const std::shared_ptr<Socket>& s, std::unique_ptr
 }  // namespace
 
 int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int backlog) {
-  const int port = kernel_port(fd);
-  if (port < 0) return -1;
+  sockaddr_in local{};
+  if (kernel_address(fd, &local) < 0) return -1;
+  const int port = ntohs(local.sin_port);
+  if (p.kernel_addresses()) {
+    // The provider's listener (siw's, an RNIC's port mapper's) binds this address and port
+    // in the kernel too, with SO_REUSEADDR; the kernel lets it only if every socket bound
+    // there has the option, and this one stays bound (it keeps the options).
+    const int on = 1;
+    ESOCK_LIBC(setsockopt)(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  }
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   std::string why;
   int err = rt.use_stack(p, &why);
   auto l = new_listen(*s, backlog);
-  if (err == 0) l->pl = p.listen(static_cast<std::uint16_t>(port), backlog, &err, &why);
+  if (err == 0) l->pl = p.listen(local, backlog, &err, &why);
   // Pre-forked children accept through the parent (byte streams only: listen_relay.cc).
   if (l->pl && !s->msgmode() && !s->rawmode()) l->fork_relay = make_listen_relay();
   if (!l->pl) {

@@ -178,8 +178,8 @@ int ddp_bind(int fd, const sockaddr* addr, socklen_t len) {
   // port on all addresses instead (reserving it, and choosing one for port 0), and the
   // stack listens on that port (docs/sockets.md, "Providers").
   Provider* p = configured_provider();
-  if (p == nullptr || !p->own_stack() || addr == nullptr || len < sizeof(sockaddr_in) ||
-      addr->sa_family != AF_INET)
+  if (p == nullptr || !p->own_stack() || p->kernel_addresses() || addr == nullptr ||
+      len < sizeof(sockaddr_in) || addr->sa_family != AF_INET)
     return ESOCK_LIBC(bind)(fd, addr, len);
   sockaddr_in a;
   std::memcpy(&a, addr, sizeof a);

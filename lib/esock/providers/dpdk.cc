@@ -257,8 +257,9 @@ class DpdkProvider final : public Provider {
     return std::make_unique<DpdkConn>(*this, dst, options(cfg));
   }
 
-  std::unique_ptr<ProviderListener> listen(std::uint16_t port, int backlog, int* err,
+  std::unique_ptr<ProviderListener> listen(const sockaddr_in& local, int backlog, int* err,
                                            std::string* why) override {
+    const std::uint16_t port = ntohs(local.sin_port);  // the stack's one address (ddp_bind)
     tcp::Listener* l =
         rt_->stack().listen(port, static_cast<std::size_t>(std::clamp(backlog, 1, 4096)), err);
     if (l == nullptr) {

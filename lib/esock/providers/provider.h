@@ -138,6 +138,11 @@ class Provider {
 
   // Own-stack providers (the rest of the class; all under the runtime lock).
   virtual bool own_stack() const { return false; }
+  // An own stack on the kernel's own addresses (rdmacm: an RNIC or siw serves a kernel
+  // interface): sockets bind as the kernel would, a listener listens on the bound address,
+  // and a peer without esock gets a plain kernel TCP socket rather than a connection in the
+  // stack.
+  virtual bool kernel_addresses() const { return false; }
   // Brings the stack up (once): 0 or an errno with *why.
   virtual int start(std::string* /*why*/) { return 0; }
   // Active open: TCP, then MPA as the initiator, progressed by poll_once(). Null with
@@ -148,7 +153,9 @@ class Provider {
     *err = EOPNOTSUPP;
     return nullptr;
   }
-  virtual std::unique_ptr<ProviderListener> listen(std::uint16_t /*port*/, int /*backlog*/,
+  // Passive open on the socket's bound address (an own stack with addresses of its own
+  // listens on the port only; a provider on the kernel's addresses, on that address).
+  virtual std::unique_ptr<ProviderListener> listen(const sockaddr_in& /*local*/, int /*backlog*/,
                                                    int* err, std::string* /*why*/) {
     *err = EOPNOTSUPP;
     return nullptr;
