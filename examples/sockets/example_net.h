@@ -82,6 +82,10 @@ static inline int ex_print_mpa(FILE* out, int fd) {
     perror("esock_query_mpa");
     return -1;
   }
+  if (mi.revision == 0) { /* the rdmacm provider: the RNIC (or siw) negotiated MPA itself */
+    fprintf(out, "MPA by the RNIC (not visible to esock), IRD/ORD %d/%d\n", mi.ird, mi.ord);
+    return 0;
+  }
   fprintf(out, "MPA v%d, CRC %s, markers %d/%d (tx/rx), IRD/ORD %d/%d, p2p %d, RTR %d\n",
           mi.revision, mi.crc ? "on" : "off", mi.markers_tx, mi.markers_rx, mi.ird, mi.ord, mi.p2p,
           mi.rtr);
