@@ -95,11 +95,23 @@ void RdmacmConn::connect(const sockaddr_in& dst, int timeout_ms) {
     fail(errno, std::string("rdma_create_id: ") + std::strerror(errno));
     return;
   }
-  sockaddr_in d = dst;
-  if (rdma_resolve_addr(id_, nullptr, reinterpret_cast<sockaddr*>(&d), timeout_ms) != 0) {
+  dst_ = dst;
+  // Resolution in steps of at most resolve_step_ms, retried until timeout_ms: the kernel
+  // (drivers/infiniband/core/addr.c, 6.1) re-examines a request that waits for ARP only
+  // when a neighbour update is announced or at its deadline, and a reply it misses leaves
+  // the first connection to a new neighbour waiting for the whole timeout (seen: 20 s on
+  // the first connection between two siw guests).
+  resolve_tries_left_ = std::max(1, timeout_ms / resolve_step_ms);
+  resolve();
+}
+
+void RdmacmConn::resolve() {
+  --resolve_tries_left_;
+  sockaddr_in d = dst_;
+  if (rdma_resolve_addr(id_, nullptr, reinterpret_cast<sockaddr*>(&d), resolve_step_ms) != 0) {
     const int err = errno;
     fail(err == ENODEV ? ENODEV : EADDRNOTAVAIL,
-         "no RDMA device reaches " + address_text(dst) + " (" + std::strerror(err) + "); " +
+         "no RDMA device reaches " + address_text(dst_) + " (" + std::strerror(err) + "); " +
              rdmacm::rdma_links_text());
   }
 }
@@ -150,6 +162,11 @@ void RdmacmConn::accept() {
 void RdmacmConn::on_cm_event(const CmEventCopy& e) {
   const auto ev = cm_event_of(e.type);
   if (!ev) return;
+  if (*ev == CmEvent::addr_error && e.status == -ETIMEDOUT && resolve_tries_left_ > 0 &&
+      cm_.stage() == rdmacm::CmStage::resolving_addr) {
+    resolve();  // one step of the resolution timed out: the next (see connect)
+    return;
+  }
   const int before = cm_.setup_state();
   const CmAction act = cm_.on_event(*ev, e.status);
   if (before == EINPROGRESS && cm_.setup_state() != EINPROGRESS && cm_.setup_state() != 0 &&

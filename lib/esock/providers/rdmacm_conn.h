@@ -79,6 +79,8 @@ class RdmacmConn final : public ProviderConn, public CmTarget {
   int channel_fd() const { return verbs_ ? verbs_->channel_fd() : -1; }
 
  private:
+  static constexpr int resolve_step_ms = 1000;
+  void resolve();
   void fail(int err, const std::string& why);
   // The device's limits, the verbs (PD, CQs), the queue pair and the early receives.
   int make_qp();
@@ -95,6 +97,8 @@ class RdmacmConn final : public ProviderConn, public CmTarget {
   mpa::Negotiated negotiated_;
   std::uint8_t peer_ird_ = 0, peer_ord_ = 0;  // responder: what the request offered
   std::string why_;
+  sockaddr_in dst_{};
+  int resolve_tries_left_ = 0;
   bool fin_wanted_ = false, disconnect_sent_ = false;
 };
 

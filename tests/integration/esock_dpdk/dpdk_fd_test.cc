@@ -172,8 +172,8 @@ TEST(DpdkFd, NamesAreTheDpdkAddresses) {
   EXPECT_EQ(me.sin_family, AF_INET);
   EXPECT_EQ(peer.sin_family, AF_INET);
   const std::string mine = name_of(me), theirs = name_of(peer);
-  EXPECT_EQ(mine.rfind(std::string(esock_dpdk_test::kOwnIp) + ":", 0), 0u) << mine;
-  EXPECT_EQ(theirs, std::string(esock_dpdk_test::kPeerIp) + ":" + std::to_string(PeerEnv::port()));
+  EXPECT_EQ(mine.rfind(std::string(PeerEnv::own_ip()) + ":", 0), 0u) << mine;
+  EXPECT_EQ(theirs, std::string(PeerEnv::peer_ip()) + ":" + std::to_string(PeerEnv::port()));
   EXPECT_NE(me.sin_port, 0);
   // The peer's view of the same connection is the mirror image.
   std::string line;

@@ -57,6 +57,19 @@ bool wait_for(int fd, short events, int ms) {
 
 void PeerEnv::SetUp() {
   ::signal(SIGPIPE, SIG_IGN);
+  if (const char* ext = std::getenv("ESOCK_FD_TEST_PEER")) {
+    char ip[64] = "";
+    int p = 0, m = 0;
+    const char* own = std::getenv("ESOCK_FD_TEST_OWN_IP");
+    ASSERT_EQ(std::sscanf(ext, "%63s %d %d", ip, &p, &m), 3) << "ESOCK_FD_TEST_PEER: " << ext;
+    ASSERT_NE(own, nullptr) << "ESOCK_FD_TEST_OWN_IP is not set";
+    peer_ip_ = ip;
+    own_ip_ = own;
+    port_ = static_cast<std::uint16_t>(p);
+    msgport_ = static_cast<std::uint16_t>(m);
+    external_ = true;
+    return;
+  }
   char tmpl[] = "/tmp/esock-dpdk-fd-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   dir_ = tmpl;
@@ -69,7 +82,7 @@ void PeerEnv::SetUp() {
     if (std::strncmp(*e, "ESOCK_", 6) != 0) env.emplace_back(*e);
   env.push_back("ESOCK_PROVIDER=dpdk");
   env.push_back("ESOCK_DPDK_VDEV=" + vdev("server", sock));
-  env.push_back(std::string("ESOCK_DPDK_IP=") + kPeerIp + "/24");
+  env.push_back(std::string("ESOCK_DPDK_IP=") + kMemifPeerIp + "/24");
   std::vector<char*> envp;
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -95,7 +108,7 @@ void PeerEnv::SetUp() {
   // This process: the memif client. Read at its first DDPMODE connect/listen/bind.
   ::setenv("ESOCK_PROVIDER", "dpdk", 1);
   ::setenv("ESOCK_DPDK_VDEV", vdev("client", sock).c_str(), 1);
-  ::setenv("ESOCK_DPDK_IP", (std::string(kOwnIp) + "/24").c_str(), 1);
+  ::setenv("ESOCK_DPDK_IP", (std::string(kMemifOwnIp) + "/24").c_str(), 1);
 }
 
 void PeerEnv::TearDown() {
@@ -125,7 +138,7 @@ void PeerEnv::TearDown() {
 sockaddr_in PeerEnv::peer_addr(std::uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  ::inet_pton(AF_INET, kPeerIp, &a.sin_addr);
+  ::inet_pton(AF_INET, peer_ip_.c_str(), &a.sin_addr);
   a.sin_port = htons(port);
   return a;
 }

@@ -41,6 +41,9 @@ DPDK_IF=esrdpdk0
 DPDK_PEER=esrdpdk0br
 DPDK_PREFIX=esock-rdmacm-suite-$$
 dpdk_link=
+# nc's input, where both guests can read it (a guest sees the host's / read-only, but a
+# /tmp of its own).
+data=$here/harness/build/rdmacm-suite-16MB.bin
 
 if [ "$(id -u)" -ne 0 ] || [ ! -c /dev/net/tun ]; then
   echo "SKIP: the siw harness needs root and /dev/net/tun (TAP devices) to run QEMU guests"
@@ -59,6 +62,7 @@ cleanup() {
   [ -n "$cap_pid" ] && kill -INT "$cap_pid" 2>/dev/null
   [ -n "$dpdk_link" ] && "$H" host ip link del "$DPDK_IF" >/dev/null 2>&1
   rm -rf /var/run/dpdk/"$DPDK_PREFIX"-*
+  rm -f "$data"
   "$H" stop "$GA" "$GB" >/dev/null 2>&1 || true
   "$H" status 2>/dev/null | grep -q running || "$H" teardown >/dev/null 2>&1 || true
 }
@@ -108,7 +112,7 @@ env_of() {  # env_of EP PORT CRC
   case $1 in
     A | B) echo "$e ESOCK_PROVIDER=rdmacm" ;;
     ksock) echo "$e ESOCK_PROVIDER=ksock" ;;
-    dpdk) echo "$e ESOCK_PROVIDER=dpdk ESOCK_DPDK_VDEV=net_af_packet0,iface=$DPDK_IF,qdisc_bypass=1" \
+    dpdk) echo "${e/ESOCK_LOG=info/ESOCK_LOG=debug} ESOCK_PROVIDER=dpdk ESOCK_DPDK_VDEV=net_af_packet0,iface=$DPDK_IF,qdisc_bypass=1" \
       "ESOCK_DPDK_IP=${IP[dpdk]}/24 ESOCK_DPDK_CORE=1 ESOCK_DPDK_FILE_PREFIX=$DPDK_PREFIX-$2" ;;
   esac
 }
@@ -124,7 +128,8 @@ start_server() {
   rm -f "$log"
   case $ep in
     A | B) sjob=$("$H" exec -d "$(guest_of "$ep")" "cd /tmp && exec bash -c '$cmd' >$log 2>&1") ;;
-    *) "$H" host bash -c "cd /tmp && exec $cmd" >"$log" 2>&1 &
+    *) # its own process group, so that a server that hangs goes with all its children
+      setsid "$H" host bash -c "cd /tmp && exec $cmd" >"$log" 2>&1 &
       spid=$! ;;
   esac
   for _ in $(seq 1 400); do
@@ -140,8 +145,16 @@ wait_server() {  # wait_server SECONDS -> the server's exit code
     A | B) "$H" wait -t "$1" "$(guest_of "$sep")" "$sjob" >/dev/null 2>&1; rc=$?
       [ $rc = 124 ] && "$H" kill "$(guest_of "$sep")" "$sjob" >/dev/null 2>&1 ;;
     *) for _ in $(seq 1 $(($1 * 10))); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-      kill -0 "$spid" 2>/dev/null && { kill "$spid"; rc=124; wait "$spid" 2>/dev/null; } ||
-        { wait "$spid"; rc=$?; } ;;
+      if kill -0 "$spid" 2>/dev/null; then
+        kill -TERM -- -"$spid" 2>/dev/null
+        sleep 0.5
+        kill -KILL -- -"$spid" 2>/dev/null
+        wait "$spid" 2>/dev/null
+        rc=124
+      else
+        wait "$spid"
+        rc=$?
+      fi ;;
   esac
   return "$rc"
 }
@@ -153,7 +166,6 @@ run_client() {  # run_client EP LOG CMD -> the client's exit code
 }
 
 # --- one row -----------------------------------------------------------------------------------
-data=$out/nc-16MB.bin
 head -c 16000000 /dev/urandom >"$data"
 data_sha=$(sha256sum <"$data" | cut -c1-64)
 chmod -R a+rX "$out"
