@@ -1,6 +1,7 @@
 # The install step and the .deb packages (README "Install"). Components, one package each:
 #   runtime   -> libesock0       libesock.so.0, esock(7)
 #   dpdk      -> esock-dpdk      the dpdk provider plugin, <libdir>/esock/libesock_dpdk.so
+#   rdmacm    -> esock-rdmacm    the rdmacm provider plugin, <libdir>/esock/libesock_rdmacm.so
 #                                (its own package, so libesock0 does not pull DPDK in)
 #   tools     -> esock-tools     esockrun, esock-stat, their man pages
 #   dev       -> libesock-dev    header, libesock.so, esock.pc, find_package(esock), man 3
@@ -55,6 +56,9 @@ set(CPACK_PACKAGE_CONTACT "esock developers <esock-devel@localhost>")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime tools dev)
+if(TARGET esock_rdmacm)
+  list(APPEND CPACK_COMPONENTS_ALL rdmacm)
+endif()
 if(TARGET esock_dpdk)
   list(APPEND CPACK_COMPONENTS_ALL dpdk)
 endif()
@@ -69,17 +73,21 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libesock${PROJECT_VERSION_MAJOR})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_DPDK_PACKAGE_NAME esock-dpdk)
+set(CPACK_DEBIAN_RDMACM_PACKAGE_NAME esock-rdmacm)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME esock-tools)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libesock-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_WIRESHARK_PACKAGE_NAME esock-wireshark)
 set(CPACK_COMPONENT_DPDK_DEPENDS runtime)
+set(CPACK_COMPONENT_RDMACM_DEPENDS runtime)
 set(CPACK_COMPONENT_TOOLS_DEPENDS runtime)
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "iWARP (RDDP) sockets in user space: the library\n libesock.so runs unmodified socket programs; a socket switched to DDPMODE\n speaks RDMAP/DDP/MPA (standard iWARP) with zero-copy placement.")
 set(CPACK_COMPONENT_DPDK_DESCRIPTION
     "esock's own TCP/IP stack over a DPDK port (provider plugin)\n Loaded by libesock only for ESOCK_PROVIDER=dpdk.")
+set(CPACK_COMPONENT_RDMACM_DESCRIPTION
+    "esock sockets on an iWARP RNIC or siw through librdmacm (provider plugin)\n Loaded by libesock only for ESOCK_PROVIDER=rdmacm.")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
     "esockrun and esock-stat: run a program over esock, and watch it\n esockrun preloads libesock.so and configures it (provider, DDPMODE for every socket);\n esock-stat shows each process's provider, stack and DDPMODE connections.")
 set(CPACK_COMPONENT_DEV_DESCRIPTION

@@ -13,7 +13,7 @@
 # 77 (skip) without them. Refuses to run when esock packages are installed already.
 set -u
 BUILD=$(realpath "$1") SRC=$(realpath "$2")
-PKGS=(libesock0 esock-dpdk esock-tools libesock-dev esock-wireshark)
+PKGS=(libesock0 esock-dpdk esock-rdmacm esock-tools libesock-dev esock-wireshark)
 TMP=$(mktemp -d)
 PIDS=()
 installed=0
@@ -44,6 +44,7 @@ for f in bin/esockrun bin/esock-stat "$LIBDIR/libesock.so.0" "$LIBDIR/libesock.s
 	[ -e "$PREFIX/$f" ] || fail "cmake --install left out $f"
 done
 [ -e "$PREFIX/$LIBDIR/esock/libesock_dpdk.so" ] || fail "no dpdk plugin under $LIBDIR/esock"
+[ -e "$PREFIX/$LIBDIR/esock/libesock_rdmacm.so" ] || fail "no rdmacm plugin under $LIBDIR/esock"
 ls "$PREFIX/$LIBDIR"/wireshark/plugins/*/epan/esock.so >/dev/null 2>&1 ||
 	fail "the Wireshark plugin is not under the prefix"
 "$PREFIX/bin/esockrun" --version | grep -q "library: $PREFIX/bin/../$LIBDIR/libesock.so.0" ||
@@ -83,8 +84,10 @@ ESOCKRUN=/usr/bin/esockrun
 [ -x $ESOCKRUN ] || fail "no $ESOCKRUN"
 $ESOCKRUN --version | grep -q "^esockrun (esock) " || fail "esockrun --version"
 /usr/bin/esock-stat --version | grep -q "^esock-stat (esock) " || fail "esock-stat --version"
-$ESOCKRUN --list-providers | grep -q "^dpdk .*/esock/libesock_dpdk.so$" ||
-	fail "esockrun --list-providers: $($ESOCKRUN --list-providers)"
+for prov in dpdk rdmacm; do
+	$ESOCKRUN --list-providers | grep -q "^$prov .*/esock/libesock_$prov.so$" ||
+		fail "esockrun --list-providers: $($ESOCKRUN --list-providers)"
+done
 $ESOCKRUN -p bogus true 2>"$TMP/bogus" && fail "an unknown provider was accepted"
 grep -q "no provider 'bogus'" "$TMP/bogus" || fail "unknown provider message: $(cat "$TMP/bogus")"
 ok "esockrun --version, --list-providers, -p bogus refused"

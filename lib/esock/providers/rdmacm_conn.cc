@@ -109,10 +109,12 @@ void RdmacmConn::resolve() {
   --resolve_tries_left_;
   sockaddr_in d = dst_;
   if (rdma_resolve_addr(id_, nullptr, reinterpret_cast<sockaddr*>(&d), resolve_step_ms) != 0) {
+    // No route at all is what TCP says too (ENETUNREACH, EHOSTUNREACH); a route through an
+    // interface no RDMA device serves is ENODEV, anything else EADDRNOTAVAIL.
     const int err = errno;
-    fail(err == ENODEV ? ENODEV : EADDRNOTAVAIL,
-         "no RDMA device reaches " + address_text(dst_) + " (" + std::strerror(err) + "); " +
-             rdmacm::rdma_links_text());
+    const bool kept = err == ENODEV || err == ENETUNREACH || err == EHOSTUNREACH;
+    fail(kept ? err : EADDRNOTAVAIL, "no RDMA device reaches " + address_text(dst_) + " (" +
+                                         std::strerror(err) + "); " + rdmacm::rdma_links_text());
   }
 }
 

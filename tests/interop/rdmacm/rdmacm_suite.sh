@@ -260,6 +260,84 @@ for pair in "B A" "A B" "ksock A" "A ksock" "dpdk A" "A dpdk"; do
   [ $crc = on ] && row echo "$cl" "$sv" off
 done
 
+# --- clear errors ------------------------------------------------------------------------------
+# error_row NAME EP CMD REGEX: CMD at EP must fail (non-zero) within its bound, and its output
+# match REGEX (the errno and the reason esock gives).
+error_row() {
+  local id="$1 $2->- crc-off" t0 secs result=pass detail log=$out/error_$1.log
+  [[ "$id" =~ $FILTER ]] || return 0
+  t0=$(date +%s.%N)
+  run_client "$2" "$log" "$3"
+  local rc=$?
+  secs=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
+  detail=$(grep -m1 -E -- "$4" "$log" | cut -c1-110)
+  if [ $rc = 0 ] || [ $rc = 124 ] || [ -z "$detail" ]; then
+    result=FAIL
+    detail="rc $rc: $(tail -2 "$log" | tr '\n' ' ' | cut -c1-110)"
+  fi
+  rows+=("$id|-|$result|$detail|${secs}s")
+  printf '%-36s %-6s %6ss  %s\n' "$id" "$result" "$secs" "$detail"
+}
+# A peer with rdma_cm but without esock: rdma_server (rdmacm-utils) accepts with no private
+# data, so no ESTP Hello comes back: connect fails with ECONNREFUSED (stream-protocol.md 3).
+if [[ "no_hello A->- crc-off" =~ $FILTER ]]; then
+  rs_job=$("$H" exec -d "$GB" "exec timeout 60 rdma_server -s ${IP[B]} -p 21900")
+  for _ in $(seq 1 100); do
+    "$H" exec -t 10 "$GB" "ss -Hltn 'sport = :21900'" 2>/dev/null | grep -q LISTEN && break
+    sleep 0.1
+  done
+  error_row no_hello A "env ESOCK_PROVIDER=rdmacm $ECHO_C ${IP[B]} 21900 -n 1" \
+    "Connection refused"
+  "$H" kill "$GB" "$rs_job" >/dev/null 2>&1
+fi
+# An address no RDMA device reaches (no route from the guest): EADDRNOTAVAIL or ENETUNREACH
+# at once, with the machine's RDMA links in the message.
+error_row no_device A "env ESOCK_PROVIDER=rdmacm $ECHO_C 10.78.0.1 9 -n 1" "Network is unreachable.*RDMA links: siw0 \\(eth0"
+
+# --- the fd-semantics suite over rdmacm --------------------------------------------------------
+# tests/integration/esock_dpdk's suite (epoll mixing DDPMODE and kernel sockets, non-blocking
+# calls, close while another thread is blocked, fork, MSGMODE...) in guest A over rdmacm,
+# against its peer program in guest B over rdmacm (ESOCK_FD_TEST_PEER, peer_env.h).
+FD_TEST=$build/tests/integration/esock_dpdk/esock_dpdk_fd_test
+FD_PEER=$build/tests/integration/esock_dpdk/esock_dpdk_peer
+fd_suite() {
+  local id="fd_semantics A->B crc-off" t0 secs result=FAIL detail
+  [[ "$id" =~ $FILTER ]] || return 0
+  [ -x "$FD_TEST" ] && [ -x "$FD_PEER" ] || { echo "(no $FD_TEST: the fd suite is not built)"; return 0; }
+  t0=$(date +%s.%N)
+  local plog tlog=$out/fd_semantics.log
+  plog=$(log_dir B)/fd_peer.log
+  rm -f "$plog"
+  # The peer exits when its stdin ends: a sleep holds it open until the job is killed.
+  local pjob
+  pjob=$("$H" exec -d "$GB" "cd /tmp && sleep 900 | env ESOCK_PROVIDER=rdmacm $FD_PEER >$plog 2>&1")
+  local ports=
+  for _ in $(seq 1 300); do
+    ports=$(sed -n 's/^port \([0-9]*\) msgport \([0-9]*\)$/\1 \2/p' "$plog" 2>/dev/null)
+    [ -n "$ports" ] && break
+    sleep 0.1
+  done
+  if [ -z "$ports" ]; then
+    detail="the peer did not start: $(tail -2 "$plog" 2>/dev/null)"
+  else
+    "$H" exec -t 600 "$GA" "cd /tmp && ESOCK_PROVIDER=rdmacm ESOCK_FD_TEST_PEER='${IP[B]} $ports' \
+      ESOCK_FD_TEST_OWN_IP=${IP[A]} timeout 540 $FD_TEST" >"$tlog" 2>&1
+    local rc=$?
+    local passed skipped failed
+    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$tlog")
+    skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$tlog")
+    failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$tlog")
+    detail="${passed:-0} passed, ${skipped:-0} skipped (the dpdk stack's own addresses), $failed failed"
+    [ $rc = 0 ] && [ "${passed:-0}" -gt 0 ] && result=pass
+    [ $result = pass ] || grep '^\[  FAILED  \] [A-Za-z]' "$tlog" | head -5
+  fi
+  "$H" kill "$GB" "$pjob" >/dev/null 2>&1
+  secs=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
+  rows+=("$id|-|$result|$detail|${secs}s")
+  printf '%-36s %-6s %6ss  %s\n' "$id" "$result" "$secs" "$detail"
+}
+fd_suite
+
 # --- the capture, decoded by tshark with esock's plugin -----------------------------------------
 kill -INT "$cap_pid" 2>/dev/null
 wait "$cap_pid" 2>/dev/null
@@ -304,8 +382,9 @@ table=$out/rdmacm-interop-table.md
     IFS='|' read -r id p result detail secs <<<"$r"
     read -r prog dir crc <<<"$id"
     crc=${crc#crc-}
-    capv=$(capture_of "$p" "$crc" "$prog")
-    case $capv in ok*) ;; *) [ "$result" = FAIL ] || result="FAIL (capture)" ;; esac
+    capv="- (many connections)"
+    [ "$p" = - ] || capv=$(capture_of "$p" "$crc" "$prog")
+    case $capv in ok* | -*) ;; *) [ "$result" = FAIL ] || result="FAIL (capture)" ;; esac
     [[ "$result" = FAIL* ]] && fails=$((fails + 1))
     echo "| $prog | $dir | $crc | $result | $capv | $secs | $detail |"
   done
