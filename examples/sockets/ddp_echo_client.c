@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
             argv[0]);
     return 2;
   }
-  const int fd = ex_connect(argv[optind], argv[optind + 1], msgmode ? ESOCK_MSGMODE : ESOCK_DDPMODE);
+  const int fd =
+      ex_connect(argv[optind], argv[optind + 1], msgmode ? ESOCK_MSGMODE : ESOCK_DDPMODE);
   if (fd < 0) return 1;
   if (ex_print_mpa(stdout, fd) != 0) return 1;
   uint8_t* out = malloc(max_len);

@@ -177,6 +177,7 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
   const std::size_t total = total_len(msg);
   const bool msgmode = s->msgmode();
   std::size_t done = 0;
+  bool rndv_refused = false;  // a registration failed: copies from here on
   for (std::size_t i = 0; i < msg->msg_iovlen || (msgmode && total == 0 && i == 0); ++i) {
     const std::size_t ilen = i < msg->msg_iovlen ? msg->msg_iov[i].iov_len : 0;
     const auto* base = ilen ? static_cast<const std::uint8_t*>(msg->msg_iov[i].iov_base) : nullptr;
@@ -202,7 +203,8 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       }
       // Rendezvous (section 6.1): blocking writes of at least T octets; the call returns
       // once the peer pulled them.
-      if (!nonblock && threshold != 0 && rest >= threshold && (!msgmode || msg->msg_iovlen == 1)) {
+      if (!nonblock && !rndv_refused && threshold != 0 && rest >= threshold &&
+          (!msgmode || msg->msg_iovlen == 1)) {
         const std::size_t n = msgmode ? rest : std::min(rest, max_rndv_chunk);
         const int rc = st.start_rndv({base + off, n});
         if (rc == 0) {
@@ -231,6 +233,13 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
           off += n;  // MSGMODE: a truncating reader pulled less; the message is sent
           done += n;
           rt.after_op(*s);
+          continue;
+        }
+        // The buffer could not be registered (an RNIC's largest region, the memory-lock
+        // limit): a byte stream sends the rest of this call by copy. (A MSGMODE message
+        // that big cannot: it must fit the receiver's buffers otherwise.)
+        if (rc == ENOMEM && !msgmode) {
+          rndv_refused = true;
           continue;
         }
         if (rc != EAGAIN) return done ? ssize_t(done) : write_error(rc, flags);

@@ -69,7 +69,8 @@ std::unique_ptr<ProviderConn> RdmacmProvider::connect(const sockaddr_in& dst,
 
 std::unique_ptr<ProviderListener> RdmacmProvider::listen(const sockaddr_in& local, int backlog,
                                                          int* err, std::string* why) {
-  auto l = std::make_unique<RdmacmListener>(*this, static_cast<std::size_t>(std::clamp(backlog, 1, 4096)));
+  auto l = std::make_unique<RdmacmListener>(*this,
+                                            static_cast<std::size_t>(std::clamp(backlog, 1, 4096)));
   if (const int rc = l->listen(local, why); rc != 0) {
     *err = rc;
     return nullptr;

@@ -68,7 +68,11 @@ RdmacmConn::RdmacmConn(RdmacmProvider& p, const mpa::Config& cfg)
 RdmacmConn::RdmacmConn(RdmacmProvider& p, const mpa::Config& cfg, rdma_cm_id* id,
                        std::vector<std::uint8_t> peer_pd, std::uint8_t peer_ird,
                        std::uint8_t peer_ord)
-    : p_(p), cfg_(cfg), id_(id), cm_(rdmacm::CmState::responder()), peer_ird_(peer_ird),
+    : p_(p),
+      cfg_(cfg),
+      id_(id),
+      cm_(rdmacm::CmState::responder()),
+      peer_ird_(peer_ird),
       peer_ord_(peer_ord) {
   id_->context = static_cast<CmTarget*>(this);
   negotiated_.peer_private_data = std::move(peer_pd);
@@ -134,7 +138,8 @@ int RdmacmConn::make_qp() {
 rdma_conn_param RdmacmConn::conn_param() const {
   rdma_conn_param c{};
   c.private_data = cfg_.private_data.data();
-  c.private_data_len = static_cast<std::uint8_t>(std::min<std::size_t>(cfg_.private_data.size(), 255));
+  c.private_data_len =
+      static_cast<std::uint8_t>(std::min<std::size_t>(cfg_.private_data.size(), 255));
   // IRD/ORD (RFC 6581 section 6): what we ask, within the device's limits; a responder
   // within what the request offered too (rdma_accept(3)).
   int ird = std::min({int{cfg_.ird}, dev_.max_qp_rd_atom, 255});
@@ -192,7 +197,8 @@ void RdmacmConn::on_cm_event(const CmEventCopy& e) {
       rdma_conn_param c = conn_param();
       negotiated_.ird = c.responder_resources;
       negotiated_.ord = c.initiator_depth;
-      if (rdma_connect(id_, &c) != 0) fail(errno, std::string("rdma_connect: ") + std::strerror(errno));
+      if (rdma_connect(id_, &c) != 0)
+        fail(errno, std::string("rdma_connect: ") + std::strerror(errno));
       break;
     }
     case CmAction::none:

@@ -95,7 +95,8 @@ void IbVerbs::attach_qp(ibv_qp* qp, const ibv_qp_cap& cap) {
 int IbVerbs::post_early_receives(std::uint32_t count, std::uint32_t size) {
   if (count == 0 || count > sizes_.recv_wr || size == 0) return EINVAL;
   early_.start(count, size);
-  early_mr_ = ibv_reg_mr(pd_, early_.memory().data(), early_.memory().size(), IBV_ACCESS_LOCAL_WRITE);
+  early_mr_ =
+      ibv_reg_mr(pd_, early_.memory().data(), early_.memory().size(), IBV_ACCESS_LOCAL_WRITE);
   if (early_mr_ == nullptr) return errno != 0 ? errno : ENOMEM;
   for (std::uint32_t i = 0; i < count; ++i) {
     ibv_sge s{reinterpret_cast<std::uintptr_t>(early_.slot(i)), size, early_mr_->lkey};
@@ -109,7 +110,9 @@ int IbVerbs::post_early_receives(std::uint32_t count, std::uint32_t size) {
   return 0;
 }
 
-int IbVerbs::channel_fd() const { return channel_ != nullptr ? channel_->fd : -1; }
+int IbVerbs::channel_fd() const {
+  return channel_ != nullptr ? channel_->fd : -1;
+}
 
 bool IbVerbs::take_channel_events() {
   bool any = false;
@@ -149,7 +152,8 @@ int IbVerbs::post(ibv_wr_opcode op, ddp::Opcode posted, std::uint64_t wr_id,
   if (qp_ == nullptr) return ENOTCONN;
   std::array<ibv_sge, wanted_sge> sges;
   std::uint32_t total = 0;
-  if (const int rc = to_ibv(sg, std::min<std::uint32_t>(sizes_.send_sge, wanted_sge), sges.data(), &total);
+  if (const int rc =
+          to_ibv(sg, std::min<std::uint32_t>(sizes_.send_sge, wanted_sge), sges.data(), &total);
       rc != 0)
     return rc;
   ibv_send_wr wr{};
@@ -188,7 +192,8 @@ int IbVerbs::post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) {
   if (qp_ == nullptr) return ENOTCONN;
   std::array<ibv_sge, wanted_sge> sges;
   std::uint32_t total = 0;
-  if (const int rc = to_ibv(sg, std::min<std::uint32_t>(sizes_.recv_sge, wanted_sge), sges.data(), &total);
+  if (const int rc =
+          to_ibv(sg, std::min<std::uint32_t>(sizes_.recv_sge, wanted_sge), sges.data(), &total);
       rc != 0)
     return rc;
   if (early_.assign(wr_id, sg)) return 0;  // takes one of the slots posted before set-up

@@ -73,8 +73,8 @@ class IbVerbs final : public rnic::Verbs {
   // SGEs in libibverbs' form; EINVAL for an unknown STag or more SGEs than the queue has.
   int to_ibv(std::span<const ddp::Sge> sg, std::uint32_t max, ibv_sge* out,
              std::uint32_t* total) const;
-  int post(ibv_wr_opcode op, ddp::Opcode posted, std::uint64_t wr_id,
-           std::span<const ddp::Sge> sg, ddp::stag_t rkey, std::uint64_t remote_to);
+  int post(ibv_wr_opcode op, ddp::Opcode posted, std::uint64_t wr_id, std::span<const ddp::Sge> sg,
+           ddp::stag_t rkey, std::uint64_t remote_to);
 
   ibv_context* ctx_;
   DeviceLimits dev_;

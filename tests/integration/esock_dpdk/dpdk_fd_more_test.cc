@@ -429,7 +429,8 @@ TEST(DpdkFd, BadArgumentsFail) {
 // has no such address: EADDRNOTAVAIL (a socket esockrun --ddp armed on its own instead
 // goes back to the kernel socket; the examples_over_memif suite runs that case).
 TEST(DpdkFd, BindToAnAddressTheStackDoesNotHaveIsRefused) {
-  if (PeerEnv::external()) GTEST_SKIP() << "the dpdk stack's own addresses (a provider on the kernel's has them all)";
+  if (PeerEnv::external())
+    GTEST_SKIP() << "the dpdk stack's own addresses (a provider on the kernel's has them all)";
   for (const char* ip : {"127.0.0.1", "10.99.0.7"}) {
     const int fd = ddp_socket();
     ASSERT_GE(fd, 0);
@@ -456,7 +457,8 @@ TEST(DpdkFd, BindToAnAddressTheStackDoesNotHaveIsRefused) {
 // back to the kernel instead: dpdk_loopback_connect_goes_to_the_kernel in the
 // examples_over_memif suite).
 TEST(DpdkFd, ConnectToLoopbackOrTheStacksOwnAddressFailsAtOnce) {
-  if (PeerEnv::external()) GTEST_SKIP() << "the dpdk stack's own addresses (a provider on the kernel's has them all)";
+  if (PeerEnv::external())
+    GTEST_SKIP() << "the dpdk stack's own addresses (a provider on the kernel's has them all)";
   for (const char* ip : {"127.0.0.1", "127.1.2.3", PeerEnv::own_ip()}) {
     const int fd = ddp_socket();
     ASSERT_GE(fd, 0);
