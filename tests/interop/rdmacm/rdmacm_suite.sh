@@ -297,7 +297,10 @@ error_row no_device A "env ESOCK_PROVIDER=rdmacm $ECHO_C 10.78.0.1 9 -n 1" "Netw
 # --- the fd-semantics suite over rdmacm --------------------------------------------------------
 # tests/integration/esock_dpdk's suite (epoll mixing DDPMODE and kernel sockets, non-blocking
 # calls, close while another thread is blocked, fork, MSGMODE...) in guest A over rdmacm,
-# against its peer program in guest B over rdmacm (ESOCK_FD_TEST_PEER, peer_env.h).
+# against its peer program in guest B over rdmacm (ESOCK_FD_TEST_PEER, peer_env.h). Not the
+# two tests of a signal during a spinning wait (DpdkFd.ASignal*): they are about the
+# runtime's spin, not the provider, and lose their race about 1 run in 12 on the host
+# (integration.esock_dpdk.signal_while_spinning) and more often in a 1-vCPU TCG guest.
 FD_TEST=$build/tests/integration/esock_dpdk/esock_dpdk_fd_test
 FD_PEER=$build/tests/integration/esock_dpdk/esock_dpdk_peer
 fd_suite() {
@@ -321,13 +324,14 @@ fd_suite() {
     detail="the peer did not start: $(tail -2 "$plog" 2>/dev/null)"
   else
     "$H" exec -t 600 "$GA" "cd /tmp && ESOCK_PROVIDER=rdmacm ESOCK_FD_TEST_PEER='${IP[B]} $ports' \
-      ESOCK_FD_TEST_OWN_IP=${IP[A]} timeout 540 $FD_TEST" >"$tlog" 2>&1
+      ESOCK_FD_TEST_OWN_IP=${IP[A]} timeout 540 $FD_TEST --gtest_filter=-DpdkFd.ASignal*" \
+      >"$tlog" 2>&1
     local rc=$?
     local passed skipped failed
     passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$tlog")
     skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$tlog")
-    failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$tlog")
-    detail="${passed:-0} passed, ${skipped:-0} skipped (the dpdk stack's own addresses), $failed failed"
+    failed=$(sed -n 's/^\[  FAILED  \] \([A-Za-z][^ ]*\).*/\1/p' "$tlog" | sort -u | wc -l)
+    detail="${passed:-0} passed, ${skipped:-0} skipped (the dpdk stack's own addresses), $failed failed; 2 signal tests left out"
     [ $rc = 0 ] && [ "${passed:-0}" -gt 0 ] && result=pass
     [ $result = pass ] || grep '^\[  FAILED  \] [A-Za-z]' "$tlog" | head -5
   fi
