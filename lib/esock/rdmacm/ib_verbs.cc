@@ -95,8 +95,8 @@ void IbVerbs::attach_qp(ibv_qp* qp, const ibv_qp_cap& cap) {
 int IbVerbs::post_early_receives(std::uint32_t count, std::uint32_t size) {
   if (count == 0 || count > sizes_.recv_wr || size == 0) return EINVAL;
   early_.start(count, size);
-  early_mr_ =
-      ibv_reg_mr(pd_, early_.memory().data(), early_.memory().size(), IBV_ACCESS_LOCAL_WRITE);
+  const int local_write = IBV_ACCESS_LOCAL_WRITE;  // an int: ibv_reg_mr's macro ORs in another enum
+  early_mr_ = ibv_reg_mr(pd_, early_.memory().data(), early_.memory().size(), local_write);
   if (early_mr_ == nullptr) return errno != 0 ? errno : ENOMEM;
   for (std::uint32_t i = 0; i < count; ++i) {
     ibv_sge s{reinterpret_cast<std::uintptr_t>(early_.slot(i)), size, early_mr_->lkey};
