@@ -130,7 +130,11 @@ int RdmacmConn::make_qp() {
   verbs_ = std::make_unique<rdmacm::IbVerbs>(id_->verbs, dev_);
   if (const int rc = verbs_->create(rdmacm::qp_sizes(dev_, count)); rc != 0) return rc;
   ibv_qp_init_attr attr = verbs_->qp_init_attr();
-  if (rdma_create_qp(id_, verbs_->pd(), &attr) != 0) return errno != 0 ? errno : ENOMEM;
+  if (rdma_create_qp(id_, verbs_->pd(), &attr) != 0) {
+    const int err = errno != 0 ? errno : ENOMEM;
+    verbs_.reset();  // nothing half-made is polled
+    return err;
+  }
   verbs_->attach_qp(id_->qp, attr.cap);
   return verbs_->post_early_receives(count, size);
 }
@@ -293,6 +297,10 @@ int RdmacmListener::listen(const sockaddr_in& local, std::string* why) {
   sockaddr_in a = local;
   if (rdma_bind_addr(id_, reinterpret_cast<sockaddr*>(&a)) != 0) {
     const int err = errno;
+    if (err == EADDRINUSE || err == EACCES) {  // another listener has it, a privileged port
+      *why = "rdma_bind_addr " + address_text(local) + ": " + std::strerror(err);
+      return err;
+    }
     *why = "rdma_bind_addr " + address_text(local) + ": " + std::strerror(err) +
            " (no RDMA device serves that address?); " + rdmacm::rdma_links_text();
     return err == ENODEV ? ENODEV : EADDRNOTAVAIL;
@@ -334,10 +342,12 @@ void RdmacmListener::on_cm_event(const CmEventCopy& e) {
 
 std::unique_ptr<ProviderConn> RdmacmListener::accept(const mpa::Config& cfg) {
   if (requests_.empty()) return nullptr;
+  // A request's IRD/ORD are the local view of the peer's (the kernel's iw_conn_req_handler):
+  // initiator_depth is the peer's IRD, responder_resources its ORD.
   Request r = std::move(requests_.front());
   requests_.pop_front();
-  auto c = std::make_unique<RdmacmConn>(p_, cfg, r.id, std::move(r.private_data),
-                                        r.responder_resources, r.initiator_depth);
+  auto c = std::make_unique<RdmacmConn>(p_, cfg, r.id, std::move(r.private_data), r.initiator_depth,
+                                        r.responder_resources);
   c->accept();
   return c;
 }

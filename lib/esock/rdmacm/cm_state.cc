@@ -10,6 +10,9 @@ int setup_errno(CmEvent e, int status) {
       // No route, or a route through an interface no RDMA device serves (the device is
       // chosen by the address, as rdma_cm does).
       if (status == -ENODEV || status == -ENETUNREACH || status == -EHOSTUNREACH) return -status;
+      // No ARP reply within the time: what kernel TCP reports for an on-link host that
+      // does not answer.
+      if (status == -ETIMEDOUT || status == -ENODATA) return EHOSTUNREACH;
       return EADDRNOTAVAIL;
     case CmEvent::route_error:
       return status < 0 ? -status : EHOSTUNREACH;

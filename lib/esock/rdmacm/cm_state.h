@@ -86,8 +86,9 @@ class CmState {
 };
 
 // The errno a set-up failure event gives the application (docs/sockets.md, "Providers"):
-// no device or address (addr_error) EADDRNOTAVAIL unless the event says ENODEV; a refusal
-// ECONNREFUSED; no answer ETIMEDOUT unless the event names another errno.
+// no device or address (addr_error) EADDRNOTAVAIL unless the event says ENODEV or no route,
+// no ARP answer EHOSTUNREACH; a refusal ECONNREFUSED; no answer ETIMEDOUT unless the event
+// names another errno.
 int setup_errno(CmEvent e, int status);
 
 }  // namespace esock::rdmacm

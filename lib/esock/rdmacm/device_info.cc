@@ -13,6 +13,7 @@ int query_limits(ibv_context* ctx, DeviceLimits* out) {
   out->name = ibv_get_device_name(ctx->device);
   out->max_mr_size = a.max_mr_size;
   out->max_sge = a.max_sge;
+  out->max_sge_rd = a.max_sge_rd;
   out->max_qp_wr = a.max_qp_wr;
   out->max_cqe = a.max_cqe;
   out->max_qp_rd_atom = a.max_qp_rd_atom;

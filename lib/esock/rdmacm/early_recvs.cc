@@ -35,8 +35,14 @@ void EarlyRecvs::match() {
     ddp::Completion c{.wr_id = p.wr_id, .opcode = ddp::Opcode::recv, .status = d.status};
     if (d.status == ddp::Status::success) {
       std::size_t room = 0;
-      for (const ddp::Sge& s : p.sg) room += s.length;
-      if (d.byte_len > room) {
+      bool valid = true;
+      for (const ddp::Sge& s : p.sg) {
+        room += s.length;
+        valid = valid && (!valid_ || valid_(s));
+      }
+      if (!valid) {
+        c.status = ddp::Status::local_protection_error;
+      } else if (d.byte_len > room) {
         // What the device would have said had the ULP's own buffer been posted.
         c.status = ddp::Status::local_length_error;
       } else {

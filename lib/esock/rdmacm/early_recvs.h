@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -27,6 +28,10 @@ namespace esock::rdmacm {
 class EarlyRecvs {
  public:
   void start(std::uint32_t count, std::uint32_t size);
+  // Whether an SGE of the ULP's still names registered memory, asked when its slot's data
+  // is copied: a region deregistered (and perhaps freed) since the post gets nothing and a
+  // local protection error, as a device's STag check would give (RFC 5040 section 7).
+  void set_validator(std::function<bool(const ddp::Sge&)> valid) { valid_ = std::move(valid); }
   std::uint32_t count() const { return count_; }
   std::uint32_t slot_size() const { return size_; }
   std::span<std::uint8_t> memory() { return buf_; }
@@ -64,6 +69,7 @@ class EarlyRecvs {
   std::deque<Posted> waiting_;   // ULP receives whose slot has not completed
   std::deque<Done> done_;        // slot completions no ULP receive has taken yet
   std::deque<ddp::Completion> ready_;
+  std::function<bool(const ddp::Sge&)> valid_;
 };
 
 }  // namespace esock::rdmacm

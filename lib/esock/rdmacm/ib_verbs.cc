@@ -19,6 +19,11 @@ constexpr std::uint32_t wanted_send_wr = 1024;
 constexpr std::uint32_t wanted_recv_wr = 1024;
 constexpr std::uint32_t wanted_inline = 64;  // ESTP's control messages are 16 to 32 octets
 
+// libibverbs' post calls return an errno, some providers' (rdma-core's siw) a negated one.
+int errno_of(int rc) {
+  return rc < 0 ? -rc : rc;
+}
+
 int access_flags(std::uint32_t access) {
   int f = 0;
   if (access & ddp::access_local_write) f |= IBV_ACCESS_LOCAL_WRITE;
@@ -95,6 +100,13 @@ void IbVerbs::attach_qp(ibv_qp* qp, const ibv_qp_cap& cap) {
 int IbVerbs::post_early_receives(std::uint32_t count, std::uint32_t size) {
   if (count == 0 || count > sizes_.recv_wr || size == 0) return EINVAL;
   early_.start(count, size);
+  early_.set_validator([this](const ddp::Sge& sge) {
+    const auto it = mrs_.find(sge.lkey);
+    if (it == mrs_.end()) return false;
+    const auto* base = static_cast<const std::uint8_t*>(it->second->addr);
+    return sge.addr >= base && sge.length <= it->second->length &&
+           static_cast<std::size_t>(sge.addr - base) <= it->second->length - sge.length;
+  });
   const int local_write = IBV_ACCESS_LOCAL_WRITE;  // an int: ibv_reg_mr's macro ORs in another enum
   early_mr_ = ibv_reg_mr(pd_, early_.memory().data(), early_.memory().size(), local_write);
   if (early_mr_ == nullptr) return errno != 0 ? errno : ENOMEM;
@@ -105,7 +117,7 @@ int IbVerbs::post_early_receives(std::uint32_t count, std::uint32_t size) {
     wr.sg_list = &s;
     wr.num_sge = 1;
     ibv_recv_wr* bad = nullptr;
-    if (const int rc = ibv_post_recv(qp_, &wr, &bad); rc != 0) return rc;
+    if (const int rc = ibv_post_recv(qp_, &wr, &bad); rc != 0) return errno_of(rc);
   }
   return 0;
 }
@@ -115,6 +127,8 @@ int IbVerbs::channel_fd() const {
 }
 
 bool IbVerbs::take_channel_events() {
+  if (channel_ == nullptr || send_cq_ == nullptr || recv_cq_ == nullptr)
+    return false;  // create() failed
   bool any = false;
   ibv_cq* cq = nullptr;
   void* ctx = nullptr;
@@ -152,10 +166,11 @@ int IbVerbs::post(ibv_wr_opcode op, ddp::Opcode posted, std::uint64_t wr_id,
   if (qp_ == nullptr) return ENOTCONN;
   std::array<ibv_sge, wanted_sge> sges;
   std::uint32_t total = 0;
-  if (const int rc =
-          to_ibv(sg, std::min<std::uint32_t>(sizes_.send_sge, wanted_sge), sges.data(), &total);
-      rc != 0)
-    return rc;
+  // An RDMA Read's sink may have fewer SGEs than a Send (max_sge_rd: often 1 on iWARP).
+  std::uint32_t max_sge = std::min<std::uint32_t>(sizes_.send_sge, wanted_sge);
+  if (op == IBV_WR_RDMA_READ && dev_.max_sge_rd > 0)
+    max_sge = std::min(max_sge, static_cast<std::uint32_t>(dev_.max_sge_rd));
+  if (const int rc = to_ibv(sg, max_sge, sges.data(), &total); rc != 0) return rc;
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = sges.data();
@@ -169,7 +184,7 @@ int IbVerbs::post(ibv_wr_opcode op, ddp::Opcode posted, std::uint64_t wr_id,
     wr.wr.rdma.rkey = rkey;
   }
   ibv_send_wr* bad = nullptr;
-  if (const int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) return rc;
+  if (const int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) return errno_of(rc);
   posted_ops_.push_back(posted);
   return 0;
 }
@@ -202,7 +217,7 @@ int IbVerbs::post_recv(std::uint64_t wr_id, std::span<const ddp::Sge> sg) {
   wr.sg_list = sges.data();
   wr.num_sge = static_cast<int>(sg.size());
   ibv_recv_wr* bad = nullptr;
-  return ibv_post_recv(qp_, &wr, &bad);
+  return errno_of(ibv_post_recv(qp_, &wr, &bad));
 }
 
 ddp::stag_t IbVerbs::reg_mr(void* addr, std::size_t len, std::uint32_t access) {
@@ -246,6 +261,8 @@ std::size_t IbVerbs::poll_send_cq(std::span<ddp::Completion> out) {
 std::size_t IbVerbs::poll_recv_cq(std::span<ddp::Completion> out) {
   // Early slots' completions first: they precede anything posted to the device later.
   std::size_t n = early_.drain(out);
+  for (std::size_t j = 0; j < n; ++j)
+    if (out[j].status == ddp::Status::local_protection_error) failed_ = true;
   if (early_.has_ready() || n == out.size() || recv_cq_ == nullptr) return n;
   std::array<ibv_wc, 32> wcs;
   const int want = static_cast<int>(std::min(out.size() - n, wcs.size()));
@@ -254,7 +271,10 @@ std::size_t IbVerbs::poll_recv_cq(std::span<ddp::Completion> out) {
     const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
     if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) failed_ = true;
     if (early_.complete(status_of(wc.status), wc.byte_len)) {
-      n += early_.drain(out.subspan(n));
+      const std::size_t k = early_.drain(out.subspan(n));
+      for (std::size_t j = n; j < n + k; ++j)
+        if (out[j].status == ddp::Status::local_protection_error) failed_ = true;
+      n += k;
       continue;
     }
     out[n++] = completion_of(wc, ddp::Opcode::recv);

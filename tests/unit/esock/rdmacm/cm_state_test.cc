@@ -48,8 +48,11 @@ TEST(CmState, NoDeviceForTheAddressIsEaddrnotavailOrEnodev) {
   b.on_event(CmEvent::addr_error, -ENODEV);
   EXPECT_EQ(b.setup_state(), ENODEV);
   CmState c = CmState::initiator();
-  c.on_event(CmEvent::addr_error, -ETIMEDOUT);  // resolution timed out: no device answered
-  EXPECT_EQ(c.setup_state(), EADDRNOTAVAIL);
+  c.on_event(CmEvent::addr_error, -ETIMEDOUT);  // no ARP answer: as kernel TCP says it
+  EXPECT_EQ(c.setup_state(), EHOSTUNREACH);
+  CmState d = CmState::initiator();
+  d.on_event(CmEvent::addr_error, -EINVAL);  // anything else: the address is not usable
+  EXPECT_EQ(d.setup_state(), EADDRNOTAVAIL);
 }
 
 TEST(CmState, RefusalsAndSilenceMapToTheErrnosOfTcp) {

@@ -120,6 +120,28 @@ TEST(EarlyRecvs, FlushedSlotsCompleteTheUlpsReceivesFlushed) {
   EXPECT_TRUE(e.finished());
 }
 
+TEST(EarlyRecvs, ABufferDeregisteredSinceItsPostGetsNothing) {
+  // RAWMODE: receive posted, region deregistered (and perhaps freed), then the peer's Send
+  // arrives into the slot: nothing is written, the completion is a protection error.
+  EarlyRecvs e;
+  e.start(2, 16);
+  bool registered = true;
+  e.set_validator([&](const ddp::Sge&) { return registered; });
+  std::array<std::uint8_t, 16> buf{};
+  const ddp::Sge sg{buf.data(), 16, 3};
+  e.assign(1, {&sg, 1});
+  e.assign(2, {&sg, 1});
+  arrive(e, 0, "fine");
+  registered = false;
+  arrive(e, 1, "late");
+  const auto c = drain(e);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].status, ddp::Status::success);
+  EXPECT_EQ(c[1].status, ddp::Status::local_protection_error);
+  EXPECT_EQ(c[1].byte_len, 0u);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(buf.data()), 4), "fine");  // not "late"
+}
+
 TEST(EarlyRecvs, DrainRespectsTheRoomItIsGiven) {
   EarlyRecvs e;
   e.start(3, 8);
