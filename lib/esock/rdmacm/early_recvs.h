@@ -32,8 +32,6 @@ class EarlyRecvs {
   // is copied: a region deregistered (and perhaps freed) since the post gets nothing and a
   // local protection error, as a device's STag check would give (RFC 5040 section 7).
   void set_validator(std::function<bool(const ddp::Sge&)> valid) { valid_ = std::move(valid); }
-  std::uint32_t count() const { return count_; }
-  std::uint32_t slot_size() const { return size_; }
   std::span<std::uint8_t> memory() { return buf_; }
   std::uint8_t* slot(std::uint32_t i) { return buf_.data() + std::size_t{i} * size_; }
 
