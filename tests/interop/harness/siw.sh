@@ -7,6 +7,9 @@
 #         siw0 (on eth0) is ACTIVE. Default --siw=stock.
 #   siw.sh exec [-t S] NAME 'cmd'    run in the guest, print its output, exit with its rc
 #   siw.sh exec -d NAME 'cmd'        detach: print a job id and return
+#   siw.sh exec -d -l PORT [-t S] NAME 'cmd'
+#                                    detach, and return once the guest listens on TCP
+#                                    PORT (rc 1 if it did not within S s or the job ended)
 #   siw.sh wait [-t S] NAME ID       wait for a detached job: output + rc (124 on timeout)
 #   siw.sh kill NAME ID              SIGTERM the job's process group in the guest
 #   siw.sh stop NAME...              power the guests off (SIGTERM to their qemu)
@@ -117,18 +120,38 @@ wait_job() {   # wait_job NAME ID TIMEOUT
 }
 
 cmd_exec() {
-    local t=300 detach=0 o
+    local t=300 detach=0 port= o
     OPTIND=1
-    while getopts "t:d" o; do
-        case "$o" in t) t=$OPTARG;; d) detach=1;; *) die "usage: siw.sh exec [-t S] [-d] NAME 'cmd'";; esac
+    while getopts "t:dl:" o; do
+        case "$o" in t) t=$OPTARG;; d) detach=1;; l) port=$OPTARG;;
+            *) die "usage: siw.sh exec [-t S] [-d [-l PORT]] NAME 'cmd'";; esac
     done
     shift $((OPTIND - 1))
-    [ $# -ge 2 ] || die "usage: siw.sh exec [-t S] [-d] NAME 'cmd'"
+    [ $# -ge 2 ] || die "usage: siw.sh exec [-t S] [-d [-l PORT]] NAME 'cmd'"
+    [ -z "$port" ] || { [ "$detach" = 1 ] && [[ "$port" =~ ^[0-9]+$ ]]; } ||
+        die "exec -l PORT: a port number, with -d"
     local name=$1; shift
     need_running "$name"
-    local id; id=$(submit "$name" "$*")
-    if [ "$detach" = 1 ]; then echo "$id"; return 0; fi
+    local cmd="$*"
+    # The job watches for its own listener (a job script's $0 is MBOX/ID.running).
+    [ -n "$port" ] && cmd=". \"\$ESIW_HARNESS/guest/mark-listening.sh\" $port \"\${0%.running}.listening\" >/dev/null 2>&1 &
+$cmd"
+    local id; id=$(submit "$name" "$cmd")
+    if [ "$detach" = 1 ]; then
+        echo "$id"
+        [ -n "$port" ] || return 0
+        wait_listening "$name" "$id" "$t"
+        return
+    fi
     wait_job "$name" "$id" "$t"
+}
+wait_listening() {   # wait_listening NAME ID TIMEOUT
+    local mb="$RUN_DIR/$1/mbox" deadline=$(( $(date +%s) + $3 ))
+    until [ -e "$mb/$2.listening" ]; do
+        [ -e "$mb/$2.rc" ] && { echo "siw.sh: job $2 in $1 ended before it listened" >&2; return 1; }
+        [ "$(date +%s)" -lt "$deadline" ] || { echo "siw.sh: job $2 in $1 not listening after ${3}s" >&2; return 1; }
+        sleep 0.05
+    done
 }
 
 cmd_wait() {

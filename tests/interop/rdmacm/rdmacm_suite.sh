@@ -69,6 +69,11 @@ cleanup() {
 trap cleanup EXIT
 "$H" stop "$GA" "$GB" >/dev/null 2>&1 || true
 
+# Written before the guests boot: their view of the host's files is cached
+# (tests/interop/harness/README.md).
+head -c 16000000 /dev/urandom >"$data"
+data_sha=$(sha256sum <"$data" | cut -c1-64)
+
 # --- guests, the DPDK link, the capture ------------------------------------------------------
 # Both guests boot at once (each takes a TCG core for about 20 s).
 "$H" start "$GA" 0 --siw=tunable,fix_accept_race=1 >"$out/guest-a.log" 2>&1 &
@@ -166,8 +171,6 @@ run_client() {  # run_client EP LOG CMD -> the client's exit code
 }
 
 # --- one row -----------------------------------------------------------------------------------
-head -c 16000000 /dev/urandom >"$data"
-data_sha=$(sha256sum <"$data" | cut -c1-64)
 chmod -R a+rX "$out"
 port=21000
 declare -a rows=()
@@ -281,11 +284,7 @@ error_row() {
 # A peer with rdma_cm but without esock: rdma_server (rdmacm-utils) accepts with no private
 # data, so no ESTP Hello comes back: connect fails with ECONNREFUSED (stream-protocol.md 3).
 if [[ "no_hello A->- crc-off" =~ $FILTER ]]; then
-  rs_job=$("$H" exec -d "$GB" "exec timeout 60 rdma_server -s ${IP[B]} -p 21900")
-  for _ in $(seq 1 100); do
-    "$H" exec -t 10 "$GB" "ss -Hltn 'sport = :21900'" 2>/dev/null | grep -q LISTEN && break
-    sleep 0.1
-  done
+  rs_job=$("$H" exec -d -l 21900 -t 20 "$GB" "exec timeout 60 rdma_server -s ${IP[B]} -p 21900")
   error_row no_hello A "env ESOCK_PROVIDER=rdmacm $ECHO_C ${IP[B]} 21900 -n 1" \
     "Connection refused"
   "$H" kill "$GB" "$rs_job" >/dev/null 2>&1

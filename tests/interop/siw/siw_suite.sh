@@ -178,13 +178,6 @@ esock_transport_args() {  # esock_transport_args TRANSPORT PORT
 }
 esock_addr() { [ "$1" = dpdk ] && echo $DPDK_IP || echo $HOST_IP; }
 
-guest_listening() {  # guest_listening PORT
-  for _ in $(seq 1 150); do
-    "$H" exec -t 10 "$G" "ss -Hltn 'sport = :$1'" 2>/dev/null | grep -q LISTEN && return 0
-    sleep 0.1
-  done
-  return 1
-}
 numbers() {  # numbers LOG TOOL -> the perftest result the tool printed
   case $2 in
     *_bw) awk '/BW peak\[MB\/sec\]/{h=1; next} h && $1 ~ /^[0-9]+$/ {printf "%s MB/s", $4; exit}' "$1";;
@@ -238,8 +231,8 @@ run() {
       fi
     fi
     if [ "$dir" = "esock->siw" ]; then
-      local job; job=$("$H" exec -d "$G" "$siw_cmd")
-      guest_listening $p || echo "(guest tool not listening on $p)" >>"$slog"
+      local job; job=$("$H" exec -d -l $p -t 15 "$G" "$siw_cmd") ||
+        echo "(guest tool not listening on $p)" >>"$slog"
       timeout 60 "$H" host "${esock_cmd[@]}" >"$elog" 2>&1; e_rc=$?
       # A failed esock side leaves the siw tool waiting for nothing: do not sit out its timeout.
       local wt=45; [ $e_rc -ne 0 ] && wt=3
