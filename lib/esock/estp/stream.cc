@@ -42,7 +42,8 @@ Stream::Stream(rnic::Verbs& v, Params local, Hello peer)
 std::size_t Stream::unsent_octets() const {
   std::size_t n = 0;
   for (const std::uint32_t len : sbuf_payload_) n += len;  // completed buffers hold 0
-  if (rndv_.active && !rndv_.done) n += rndv_.len - std::min(rndv_.pulled, rndv_.len);
+  for (const Rndv& r : rndvs_)
+    if (!r.done) n += r.len;
   return n;
 }
 
@@ -209,13 +210,13 @@ bool Stream::can_write_whole(std::size_t n) const {
   return credits_ >= k + 1;  // the last credit is kept for a control message (section 6)
 }
 
-int Stream::start_rndv(bytes_view src) {
+int Stream::start_rndv(bytes_view src, std::uint32_t* out_id) {
   if (error_ != 0) return error_;
   if (fin_wanted_ || peer_closed_) return EPIPE;
-  if (rndv_.active) return EBUSY;
+  if (rndvs_.size() >= std::max<std::uint32_t>(1, local_.max_rndv_out)) return EBUSY;
   if (src.empty() || src.size() > max_rndv) return EINVAL;
   if (!can_send(Type::srcavail)) return EAGAIN;
-  cancelled_stag_ = 0;  // its writer waited for rndv_released() before this one began
+  std::erase_if(cancelled_stags_, [this](ddp::stag_t st) { return !v_.reads_from(st); });
   auto* p = const_cast<std::uint8_t*>(src.data());  // the peer only reads it
   const ddp::stag_t stag = v_.reg_mr(p, src.size(), ddp::access_remote_read);
   if (stag == 0) return ENOMEM;
@@ -230,7 +231,8 @@ int Stream::start_rndv(bytes_view src) {
     v_.dereg_mr(stag);
     return error_ != 0 ? error_ : EAGAIN;
   }
-  rndv_ = Rndv{.active = true, .stag = stag, .id = id, .len = src.size()};
+  rndvs_.push_back(Rndv{.stag = stag, .id = id, .len = src.size()});
+  if (out_id != nullptr) *out_id = id;
   return 0;
 }
 
@@ -248,22 +250,27 @@ void Stream::give_up(ddp::stag_t stag, bool deregistered, ddp::stag_t* cancelled
 }
 
 std::optional<std::size_t> Stream::rndv_finished() {
-  if (!rndv_.active || !rndv_.done) return std::nullopt;
-  if (!give_back(rndv_.stag, &rndv_.deregistered)) return std::nullopt;
-  const std::size_t n = std::min(rndv_.pulled, rndv_.len);
-  stats_.rdmadone_clamped += rndv_.pulled > rndv_.len;
-  rndv_ = Rndv{};
+  if (rndvs_.empty() || !rndvs_.front().done) return std::nullopt;
+  Rndv& r = rndvs_.front();
+  if (!give_back(r.stag, &r.deregistered)) return std::nullopt;
+  const std::size_t n = std::min(r.pulled, r.len);
+  stats_.rdmadone_clamped += r.pulled > r.len;
+  rndvs_.pop_front();
   return n;
 }
 
 void Stream::cancel_rndv() {
-  if (!rndv_.active) return;
-  give_up(rndv_.stag, rndv_.deregistered, &cancelled_stag_);
-  rndv_ = Rndv{};
+  for (const Rndv& r : rndvs_) {
+    ddp::stag_t cancelled = 0;
+    give_up(r.stag, r.deregistered, &cancelled);
+    cancelled_stags_.push_back(cancelled);
+  }
+  rndvs_.clear();
 }
 
 bool Stream::rndv_released() const {
-  return lent_released(rndv_.active, cancelled_stag_);
+  return rndvs_.empty() && std::none_of(cancelled_stags_.begin(), cancelled_stags_.end(),
+                                        [this](ddp::stag_t st) { return v_.reads_from(st); });
 }
 
 void Stream::shutdown_write() {
@@ -279,7 +286,7 @@ bool Stream::tx_idle() const {
 
 bool Stream::writable() const {
   return error_ != 0 || fin_wanted_ || peer_closed_ ||
-         (!rndv_.active && !swrite_.active && can_send(Type::data));
+         (rndvs_.empty() && !swrite_.active && can_send(Type::data));
 }
 
 }  // namespace esock::estp

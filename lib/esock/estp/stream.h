@@ -24,6 +24,10 @@ struct Params {
   // Reads and writes of at least this use sinks (section 6.2); 0 disables them. Lower than
   // T: a sink costs no round trip of its own (the reader waits anyway).
   std::size_t sink_threshold = 65536;
+  // Rendezvous sources outstanding at once: 1 for writes that wait for theirs (ZSDP),
+  // more for writes that return before the peer pulled (AZ-SDP). A receiver holds 64
+  // (section 6.1, step 5).
+  std::uint32_t max_rndv_out = 1;
 };
 
 Hello hello_of(const Params& p);
@@ -67,25 +71,30 @@ class Stream {
   std::ptrdiff_t write(bytes_view data, bool eom);
   // MSGMODE: whether a message of n octets can be taken whole right now.
   bool can_write_whole(std::size_t n) const;
-  // Rendezvous by RDMA Read (section 6.1): registers src and sends SRCAVAIL. src must stay
-  // valid until rndv_finished() returns a value, or, after cancel_rndv(), until
-  // rndv_released(). 0, EAGAIN (no credit now), EBUSY (one is active), EPIPE, or the
-  // connection's error.
-  int start_rndv(bytes_view src);
-  bool rndv_active() const { return rndv_.active; }
-  // The peer's RDMADONE for the active rendezvous arrived (it may still be read meanwhile).
-  bool rndv_pulled() const { return rndv_.active && rndv_.done; }
-  // The peer sent RDMADONE for the active rendezvous and nothing reads the buffer any more:
+  // Rendezvous by RDMA Read (section 6.1): registers src and sends SRCAVAIL. Up to
+  // Params::max_rndv_out may be outstanding at once (pipelined: the peer pulls them in
+  // order, and each ends in order). src must stay valid until rndv_finished() returned its
+  // value, or, after cancel_rndv(), until rndv_released(). 0, EAGAIN (no credit now),
+  // EBUSY (max_rndv_out are outstanding), EPIPE, ENOMEM (not registered), or the
+  // connection's error. *id (if given) names it in rndv_front_id() and rndv_finished().
+  int start_rndv(bytes_view src, std::uint32_t* id = nullptr);
+  bool rndv_active() const { return !rndvs_.empty(); }
+  std::size_t rndv_outstanding() const { return rndvs_.size(); }
+  // The oldest outstanding rendezvous: its id, 0 if none.
+  std::uint32_t rndv_front_id() const { return rndvs_.empty() ? 0 : rndvs_.front().id; }
+  // The peer's RDMADONE for the oldest rendezvous arrived (it may still be read meanwhile).
+  bool rndv_pulled() const { return !rndvs_.empty() && rndvs_.front().done; }
+  // The peer sent RDMADONE for the oldest rendezvous and nothing reads its buffer any more:
   // returns the octets it pulled (at most the offer) and ends it, else nullopt. RDMADONE
   // deregisters the buffer at once; the rendezvous ends only when the verbs no longer read
   // it (Verbs::reads_from): a peer that sends RDMADONE before its Read was answered
   // (hostile) gets a Terminate, and octets TCP may still retransmit are released first.
   std::optional<std::size_t> rndv_finished();
-  // Abandons the active rendezvous (close, an error, an interrupted call): the buffer is
-  // deregistered at once, so no new Read is answered from it; it may still be read until
-  // rndv_released().
+  // Abandons every outstanding rendezvous (close, an error, an interrupted call): the
+  // buffers are deregistered at once, so no new Read is answered from them; they may still
+  // be read until rndv_released().
   void cancel_rndv();
-  // No rendezvous buffer is being read by the connection: the writer may return.
+  // No rendezvous buffer is being read by the connection: the writers may return.
   bool rndv_released() const;
   // --- rendezvous by RDMA Write (section 6.2) ---
   // Receiver: a blocking reader of len >= T octets may offer its buffer as a sink while
@@ -200,7 +209,7 @@ class Stream {
     ReadOut result{};
   };
   struct Rndv {
-    bool active = false, done = false;
+    bool done = false;
     bool deregistered = false;  // RDMADONE seen: no new Read is answered from it
     ddp::stag_t stag = 0;
     std::uint32_t id = 0;
@@ -280,8 +289,8 @@ class Stream {
   std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight
   bool fin_wanted_ = false, fin_sent_ = false;
   bool peer_closed_ = false;
-  Rndv rndv_;
-  ddp::stag_t cancelled_stag_ = 0;  // a cancelled rendezvous the verbs may still read
+  std::deque<Rndv> rndvs_;  // outstanding, oldest first
+  std::vector<ddp::stag_t> cancelled_stags_;  // cancelled ones the verbs may still read
   std::uint32_t next_rndv_id_ = 1;
   // Section 6.2: stream-data messages (DATA, SRCAVAIL, FIN, WRITEDONE) sent and received;
   // a sink's id is the count its offerer had received, so a stale one is recognised.

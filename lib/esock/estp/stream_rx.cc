@@ -96,9 +96,13 @@ void Stream::on_message(std::uint32_t buf, const Message& m) {
                           .id = m.id});
       break;
     case Type::rdmadone:
-      if (rndv_.active && m.id == rndv_.id) {
-        rndv_.done = true;
-        rndv_.pulled = m.length;
+      // The peer pulls sources in stream order, so RDMADONEs come in that order; one for
+      // no outstanding source (a stale id) is ignored.
+      for (Rndv& r : rndvs_) {
+        if (r.id != m.id) continue;
+        r.done = true;
+        r.pulled = m.length;
+        break;
       }
       break;
     case Type::writedone:

@@ -130,7 +130,7 @@ void Stream::on_sink_message(const Message& m) {
 }
 
 bool Stream::sink_writable() const {
-  return peer_sink_.valid && !swrite_.active && !rndv_.active && error_ == 0 && !fin_wanted_ &&
+  return peer_sink_.valid && !swrite_.active && rndvs_.empty() && error_ == 0 && !fin_wanted_ &&
          !peer_closed_ && can_send(Type::writedone);
 }
 

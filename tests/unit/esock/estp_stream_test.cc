@@ -4,31 +4,39 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 
 #include "estp_harness.h"
 
 namespace esock::estp::testing {
 namespace {
 
-// Feeds one byte stream into a Stream with random write sizes; rendezvous for big writes.
+// Feeds one byte stream into a Stream with random write sizes; rendezvous for big writes,
+// up to max_out of them outstanding (pipelined), with DATA copies between them.
 struct Writer {
   std::vector<std::uint8_t> data;
-  std::size_t pos = 0, in_rndv = 0;
+  std::size_t threshold = 0;
+  std::size_t max_out = 1;
+  std::size_t pos = 0;               // octets handed to the stream (copied or offered)
+  std::deque<std::size_t> in_rndv{};  // offered and not finished, oldest first
   bool step(Stream& s, std::mt19937& rng, std::size_t max_write) {
-    if (in_rndv) {
-      const auto done = s.rndv_finished();
-      if (!done) return false;
-      EXPECT_EQ(*done, in_rndv);
-      pos += in_rndv;
-      in_rndv = 0;
-      return true;
+    if (!in_rndv.empty()) {
+      if (const auto done = s.rndv_finished()) {
+        EXPECT_EQ(*done, in_rndv.front());
+        in_rndv.pop_front();
+        return true;
+      }
+      if (in_rndv.size() >= max_out) return false;
     }
     if (pos == data.size()) return false;
     const std::size_t n = std::min(data.size() - pos, 1 + rng() % max_write);
     const bytes_view chunk{data.data() + pos, n};
     if (threshold != 0 && n >= threshold) {
       const int rc = s.start_rndv(chunk);
-      if (rc == 0) in_rndv = n;
+      if (rc == 0) {
+        in_rndv.push_back(n);
+        pos += n;
+      }
       EXPECT_TRUE(rc == 0 || rc == EAGAIN) << rc;
       return rc == 0;
     }
@@ -37,7 +45,7 @@ struct Writer {
     EXPECT_TRUE(r > 0 || r == -EAGAIN) << r;
     return r > 0;
   }
-  std::size_t threshold = 0;
+  bool finished() const { return pos == data.size() && in_rndv.empty(); }
 };
 
 // Drains a Stream with random read sizes and iovec splits; pulls SRCAVAILs either straight
@@ -86,23 +94,28 @@ struct Reader {
   }
 };
 
-Params params(std::uint32_t R, std::uint32_t B, std::size_t T, bool msgmode = false) {
-  return Params{R, B, T, msgmode};
+Params params(std::uint32_t R, std::uint32_t B, std::size_t T, bool msgmode = false,
+              std::uint32_t max_rndv_out = 1) {
+  Params p{R, B, T, msgmode};
+  p.max_rndv_out = max_rndv_out;
+  return p;
 }
 
 struct Case {
   std::uint32_t R, B;
   std::size_t T, total, max_write, max_read;
   std::uint32_t seed;
+  std::uint32_t rndv_out = 1;  // rendezvous outstanding at once
 };
 
 class StreamTransfer : public ::testing::TestWithParam<Case> {};
 
 TEST_P(StreamTransfer, BothDirectionsEveryOctetInOrder) {
   const Case c = GetParam();
-  Pair p(params(c.R, c.B, c.T), params(c.R, c.B, c.T), c.seed);
+  Pair p(params(c.R, c.B, c.T, false, c.rndv_out), params(c.R, c.B, c.T, false, c.rndv_out),
+         c.seed);
   ASSERT_TRUE(p.connect());
-  Writer wa{pattern(c.total, c.seed), 0, 0, c.T}, wb{pattern(c.total / 2, c.seed + 1), 0, 0, c.T};
+  Writer wa{pattern(c.total, c.seed), c.T, c.rndv_out}, wb{pattern(c.total / 2, c.seed + 1), c.T, c.rndv_out};
   Reader ra, rb;
   auto& rng = p.random();
   for (int guard = 0; guard < 2000000; ++guard) {
@@ -111,8 +124,8 @@ TEST_P(StreamTransfer, BothDirectionsEveryOctetInOrder) {
     busy |= wb.step(*p.b.stream, rng, c.max_write);
     busy |= rb.step(*p.b.stream, rng, c.max_read);
     busy |= ra.step(*p.a.stream, rng, c.max_read);
-    if (wa.pos == wa.data.size() && wb.pos == wb.data.size() && !wa.in_rndv && !wb.in_rndv &&
-        rb.got.size() == wa.data.size() && ra.got.size() == wb.data.size())
+    if (wa.finished() && wb.finished() && rb.got.size() == wa.data.size() &&
+        ra.got.size() == wb.data.size())
       break;
     if (!moved && !busy && guard > 100 && guard % 1000 == 0) {
       // Nothing can move: a credit deadlock would show up here.
@@ -144,7 +157,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{16, 4096, 0, 400000, 20000, 9000, 3},   // default-like shape
                       Case{8, 1024, 3000, 400000, 9000, 7000, 4},  // rendezvous mixed in
                       Case{4, 512, 1, 200000, 4000, 300, 5},       // every write by rendezvous
-                      Case{3, 256, 0, 20000, 1000, 1000, 6}));     // three buffers only
+                      Case{3, 256, 0, 20000, 1000, 1000, 6},       // three buffers only
+                      Case{8, 1024, 3000, 400000, 9000, 7000, 7, 4},  // 4 sources pipelined
+                      Case{4, 512, 1, 200000, 4000, 300, 8, 8}));     // 8, every write
 
 TEST(Estp, HelloRidesInMpaPrivateData) {
   Pair p(params(7, 1000, 0), params(9, 2000, 0), 11);
@@ -382,6 +397,74 @@ TEST(EstpHostile, EarlyRdmadoneNeverLetsTheResponseReadAReleasedBuffer) {
   const ReadOut r = hostile.read({&dst, 1}, false);
   EXPECT_EQ(std::count(buf.begin(), buf.begin() + static_cast<long>(r.n), 0xee), 0)
       << "the peer received " << r.n << " octets, some from the released buffer";
+}
+
+// Section 6.1 with several sources out at once (pipelined writes): the peer pulls them in
+// stream order, with DATA written between them in its place, and each source is released
+// in the order it was offered.
+TEST(EstpRndv, PipelinedSourcesArePulledAndReleasedInOrder) {
+  Pair p(params(8, 1024, 1000, false, 3), params(8, 1024, 1000), 21);
+  ASSERT_TRUE(p.connect());
+  Stream& w = *p.a.stream;
+  const std::vector<std::vector<std::uint8_t>> src{pattern(5000, 1), pattern(7000, 2),
+                                                   pattern(3000, 3)};
+  const std::vector<std::uint8_t> between = pattern(100, 4);
+  std::uint32_t ids[3] = {};
+  ASSERT_EQ(w.start_rndv(src[0], &ids[0]), 0);
+  ASSERT_EQ(w.write(between, false), 100);
+  ASSERT_EQ(w.start_rndv(src[1], &ids[1]), 0);
+  ASSERT_EQ(w.start_rndv(src[2], &ids[2]), 0);
+  EXPECT_EQ(ids[1], ids[0] + 1);
+  EXPECT_EQ(ids[2], ids[1] + 1);
+  EXPECT_EQ(w.start_rndv(between, nullptr), EBUSY) << "max_rndv_out is 3";
+  EXPECT_EQ(w.rndv_outstanding(), 3u);
+  EXPECT_EQ(w.rndv_front_id(), ids[0]);
+  EXPECT_EQ(w.unsent_octets(), 15100u);
+
+  std::vector<std::uint8_t> want = src[0];
+  want.insert(want.end(), between.begin(), between.end());
+  for (int i = 1; i < 3; ++i) want.insert(want.end(), src[i].begin(), src[i].end());
+  std::vector<std::uint8_t> got;
+  std::vector<std::size_t> released;
+  for (int guard = 0; guard < 100000 && (got.size() < want.size() || released.size() < 3);
+       ++guard) {
+    p.step();
+    Stream& r = *p.b.stream;
+    std::vector<std::uint8_t> buf(4096);
+    const mut_bytes dst{buf};
+    const ReadOut out = r.read({&dst, 1}, false);
+    got.insert(got.end(), buf.begin(), buf.begin() + static_cast<long>(out.n));
+    if (out.n == 0 && r.pull_needed() && !r.pulling()) {
+      EXPECT_EQ(r.pull_bounce(), 0);
+    }
+    if (const auto n = w.rndv_finished()) released.push_back(*n);
+  }
+  EXPECT_TRUE(got == want);
+  EXPECT_EQ(released, (std::vector<std::size_t>{5000, 7000, 3000}));
+  EXPECT_FALSE(w.rndv_active());
+  EXPECT_EQ(w.unsent_octets(), 0u);
+}
+
+// Giving up (close, an error) revokes every outstanding source at once; the writers are
+// released only once the connection reads none of them.
+TEST(EstpRndv, CancelGivesUpEveryOutstandingSource) {
+  Pair p(params(8, 1024, 1000, false, 4), params(8, 1024, 1000), 22);
+  ASSERT_TRUE(p.connect());
+  Stream& w = *p.a.stream;
+  const std::vector<std::uint8_t> s1 = pattern(5000, 1), s2 = pattern(6000, 2);
+  ASSERT_EQ(w.start_rndv(s1), 0);
+  ASSERT_EQ(w.start_rndv(s2), 0);
+  w.cancel_rndv();
+  EXPECT_FALSE(w.rndv_active());
+  EXPECT_EQ(w.rndv_outstanding(), 0u);
+  p.run();
+  EXPECT_TRUE(w.rndv_released());
+  // The peer's pull of a revoked source fails (invalid STag, RFC 5040 section 7.2).
+  Stream& r = *p.b.stream;
+  ASSERT_TRUE(r.pull_needed());
+  EXPECT_EQ(r.pull_bounce(), 0);
+  p.run();
+  EXPECT_NE(r.error(), 0);
 }
 
 }  // namespace
