@@ -289,7 +289,7 @@ class Stream {
   std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight
   bool fin_wanted_ = false, fin_sent_ = false;
   bool peer_closed_ = false;
-  std::deque<Rndv> rndvs_;  // outstanding, oldest first
+  std::deque<Rndv> rndvs_;                    // outstanding, oldest first
   std::vector<ddp::stag_t> cancelled_stags_;  // cancelled ones the verbs may still read
   std::uint32_t next_rndv_id_ = 1;
   // Section 6.2: stream-data messages (DATA, SRCAVAIL, FIN, WRITEDONE) sent and received;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "esock/process/fault_signal.h"
+
 namespace esock::sockets {
 
 namespace {
@@ -15,36 +17,9 @@ namespace {
 // must not call into the dynamic linker to find it (not async-signal-safe).
 __thread sigjmp_buf* t_probe __attribute__((tls_model("initial-exec"))) = nullptr;
 
-struct sigaction g_prev_segv {};
-struct sigaction g_prev_bus {};
-
-void on_fault(int sig, siginfo_t* info, void* uc) {
+bool claim_probe_fault(int /*sig*/, siginfo_t* /*info*/, void* /*uc*/) {
   if (t_probe != nullptr) siglongjmp(*t_probe, 1);
-  // Not a probe's fault: as if esock had no handler.
-  const struct sigaction& prev = sig == SIGBUS ? g_prev_bus : g_prev_segv;
-  if ((prev.sa_flags & SA_SIGINFO) != 0) {
-    prev.sa_sigaction(sig, info, uc);
-  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-    prev.sa_handler(sig);
-  } else {
-    // The default action: restore it and return; the faulting instruction runs again and
-    // the process dies of the signal (a core dump where enabled), as without esock.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    ::sigaction(sig, &dfl, nullptr);
-  }
-}
-
-void install() {
-  struct sigaction sa {};
-  sa.sa_sigaction = on_fault;
-  sigemptyset(&sa.sa_mask);
-  // SA_NODEFER: the signal is not blocked in the handler, so siglongjmp (which does not
-  // restore the mask: sigsetjmp(.., 0), no system call) leaves it unblocked.
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-  ::sigaction(SIGSEGV, &sa, &g_prev_segv);
-  ::sigaction(SIGBUS, &sa, &g_prev_bus);
+  return false;
 }
 
 // One access per page of [first, last], the first octet of each page after the first.
@@ -85,7 +60,7 @@ bool user_memory_ok(const void* p, std::size_t len, bool writable) {
   const auto first = reinterpret_cast<std::uintptr_t>(p);
   if (p == nullptr || first > UINTPTR_MAX - (len - 1)) return false;  // wraps the space
   static std::once_flag once;
-  std::call_once(once, install);
+  std::call_once(once, [] { add_fault_claim(claim_probe_fault); });
   return probe_pages(first, first + (len - 1), writable);
 }
 

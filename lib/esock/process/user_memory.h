@@ -6,10 +6,11 @@
 //
 // How: one access per page of the range (a read, or an atomic add of 0 for a write, which
 // needs write permission and changes nothing even if another thread writes the octet) with
-// a SIGSEGV/SIGBUS handler that, while this thread probes, jumps back and reports the
-// fault. No system call on the way: the handler is installed once, at the first probe,
-// and passes every fault that is not a probe's to the handler it replaced (or to the
-// default action, which then kills the process with the right signal as before).
+// esock's SIGSEGV/SIGBUS handler (fault_signal.h) that, while this thread probes, jumps
+// back and reports the fault. No system call on the way: the handler is installed once,
+// at the first probe, and passes every fault that is not esock's to the handler it
+// replaced (or to the default action, which then kills the process with the right signal
+// as before).
 //
 // Limits: a program that installs its own SIGSEGV or SIGBUS handler after esock's first
 // probe replaces esock's, and a bad buffer then faults in its handler as it would without

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "esock/process/libc.h"
+#include "esock/process/page_guard.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
@@ -232,6 +233,7 @@ void DdpRuntime::at_fork_child() {
   note_pid();
   DdpRuntime& rt = get();
   epoll_watch_mutex().unlock();
+  page_guard::forget_all_in_child();  // the parent's peers pull the parent's pages
   const pid_t parent = ::getppid();
   std::vector<std::shared_ptr<Socket>> inherited;
   for (const auto& s : rt.socks_) {

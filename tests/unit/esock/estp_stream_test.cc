@@ -17,7 +17,7 @@ struct Writer {
   std::vector<std::uint8_t> data;
   std::size_t threshold = 0;
   std::size_t max_out = 1;
-  std::size_t pos = 0;               // octets handed to the stream (copied or offered)
+  std::size_t pos = 0;                // octets handed to the stream (copied or offered)
   std::deque<std::size_t> in_rndv{};  // offered and not finished, oldest first
   bool step(Stream& s, std::mt19937& rng, std::size_t max_write) {
     if (!in_rndv.empty()) {
@@ -115,7 +115,8 @@ TEST_P(StreamTransfer, BothDirectionsEveryOctetInOrder) {
   Pair p(params(c.R, c.B, c.T, false, c.rndv_out), params(c.R, c.B, c.T, false, c.rndv_out),
          c.seed);
   ASSERT_TRUE(p.connect());
-  Writer wa{pattern(c.total, c.seed), c.T, c.rndv_out}, wb{pattern(c.total / 2, c.seed + 1), c.T, c.rndv_out};
+  Writer wa{pattern(c.total, c.seed), c.T, c.rndv_out},
+      wb{pattern(c.total / 2, c.seed + 1), c.T, c.rndv_out};
   Reader ra, rb;
   auto& rng = p.random();
   for (int guard = 0; guard < 2000000; ++guard) {
@@ -152,12 +153,12 @@ TEST_P(StreamTransfer, BothDirectionsEveryOctetInOrder) {
 
 INSTANTIATE_TEST_SUITE_P(
     Estp, StreamTransfer,
-    ::testing::Values(Case{4, 256, 0, 60000, 700, 300, 1},         // tiny buffers, copies only
-                      Case{4, 256, 0, 60000, 50, 5000, 2},         // many small writes
-                      Case{16, 4096, 0, 400000, 20000, 9000, 3},   // default-like shape
-                      Case{8, 1024, 3000, 400000, 9000, 7000, 4},  // rendezvous mixed in
-                      Case{4, 512, 1, 200000, 4000, 300, 5},       // every write by rendezvous
-                      Case{3, 256, 0, 20000, 1000, 1000, 6},       // three buffers only
+    ::testing::Values(Case{4, 256, 0, 60000, 700, 300, 1},            // tiny buffers, copies only
+                      Case{4, 256, 0, 60000, 50, 5000, 2},            // many small writes
+                      Case{16, 4096, 0, 400000, 20000, 9000, 3},      // default-like shape
+                      Case{8, 1024, 3000, 400000, 9000, 7000, 4},     // rendezvous mixed in
+                      Case{4, 512, 1, 200000, 4000, 300, 5},          // every write by rendezvous
+                      Case{3, 256, 0, 20000, 1000, 1000, 6},          // three buffers only
                       Case{8, 1024, 3000, 400000, 9000, 7000, 7, 4},  // 4 sources pipelined
                       Case{4, 512, 1, 200000, 4000, 300, 8, 8}));     // 8, every write
 

@@ -1,0 +1,196 @@
+#include "esock/process/page_guard.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <new>
+
+#include "esock/process/fault_signal.h"
+
+namespace esock::sockets::page_guard {
+
+namespace {
+
+// One guard. seq is odd while the guard is on (a seqlock for the handler's reads of the
+// bounds, and the futex word its waiters sleep on).
+struct Slot {
+  std::atomic<std::uint32_t> seq{0};
+  std::atomic<std::uintptr_t> begin{0}, end{0};
+  std::atomic<std::uint32_t> waiters{0};
+};
+
+Slot g_slots[max_guards];
+std::mutex g_mu;  // protect/release/forget (threads only)
+std::atomic<std::uint64_t> g_faults{0};
+std::atomic<int> g_fault_fd{-1};
+
+// The last address this thread's fault was run again for with no guard found.
+__thread std::uintptr_t t_retried __attribute__((tls_model("initial-exec"))) = 0;
+
+long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t val) {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, val, nullptr, nullptr, 0);
+}
+
+// The guard covering a, or -1; *seq gets its sequence number (odd).
+int find(std::uintptr_t a, std::uint32_t* seq) {
+  for (int i = 0; i < max_guards; ++i) {
+    Slot& s = g_slots[i];
+    const std::uint32_t q = s.seq.load(std::memory_order_acquire);
+    if ((q & 1) == 0) continue;
+    const std::uintptr_t b = s.begin.load(std::memory_order_relaxed);
+    const std::uintptr_t e = s.end.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.seq.load(std::memory_order_relaxed) != q) continue;  // released meanwhile
+    if (a >= b && a < e) {
+      *seq = q;
+      return i;
+    }
+  }
+  return -1;
+}
+
+// Held until the guard is released, then the faulting write runs again.
+bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
+  if (sig != SIGSEGV || info->si_code != SEGV_ACCERR) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  std::uint32_t seq = 0;
+  const int i = find(a, &seq);
+  if (i < 0) {
+    if (t_retried == a) return false;  // faulted again with no guard: not ours
+    t_retried = a;                     // maybe released since the fault: run it again once
+    return true;
+  }
+  t_retried = 0;
+  const int saved = errno;
+  Slot& s = g_slots[i];
+  s.waiters.fetch_add(1, std::memory_order_acq_rel);
+  g_faults.fetch_add(1, std::memory_order_relaxed);
+  const int fd = g_fault_fd.load(std::memory_order_relaxed);
+  if (fd >= 0) {
+    const std::uint64_t one = 1;
+    (void)!::write(fd, &one, sizeof one);
+  }
+  while (s.seq.load(std::memory_order_acquire) == seq)
+    futex(&s.seq, FUTEX_WAIT_PRIVATE, seq);  // EAGAIN when it changed already, EINTR
+  s.waiters.fetch_sub(1, std::memory_order_acq_rel);
+  errno = saved;
+  return true;
+}
+
+void init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_fault_fd.store(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), std::memory_order_relaxed);
+    add_fault_claim(claim_guard_fault);
+  });
+}
+
+std::uintptr_t page_size() {
+  static const auto p = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+// Turns slot i off (mu held): the pages are writable again before any waiter wakes.
+void unguard(int i) {
+  Slot& s = g_slots[i];
+  const std::uintptr_t b = s.begin.load(std::memory_order_relaxed);
+  const std::uintptr_t e = s.end.load(std::memory_order_relaxed);
+  ::mprotect(reinterpret_cast<void*>(b), e - b, PROT_READ | PROT_WRITE);
+  s.seq.fetch_add(1, std::memory_order_release);
+  futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
+}
+
+}  // namespace
+
+int protect(void* begin, std::size_t len) {
+  const auto b = reinterpret_cast<std::uintptr_t>(begin);
+  if (len == 0 || b % page_size() != 0 || len % page_size() != 0 || b + len < b) {
+    errno = EINVAL;
+    return -1;
+  }
+  init_once();
+  const std::lock_guard lk(g_mu);
+  for (int i = 0; i < max_guards; ++i) {
+    Slot& s = g_slots[i];
+    if ((s.seq.load(std::memory_order_relaxed) & 1) != 0) continue;
+    s.begin.store(b, std::memory_order_relaxed);
+    s.end.store(b + len, std::memory_order_relaxed);
+    // On before the pages turn read-only: a fault in between finds its guard.
+    s.seq.fetch_add(1, std::memory_order_release);
+    if (::mprotect(begin, len, PROT_READ) != 0) {
+      const int err = errno;
+      s.seq.fetch_add(1, std::memory_order_release);
+      errno = err;
+      return -1;
+    }
+    return i;
+  }
+  errno = ENOSPC;
+  return -1;
+}
+
+void release(int guard) {
+  if (guard < 0 || guard >= max_guards) return;
+  const std::lock_guard lk(g_mu);
+  if ((g_slots[guard].seq.load(std::memory_order_relaxed) & 1) != 0) unguard(guard);
+}
+
+bool faulted(int guard) {
+  if (guard < 0 || guard >= max_guards) return false;
+  const Slot& s = g_slots[guard];
+  return (s.seq.load(std::memory_order_acquire) & 1) != 0 &&
+         s.waiters.load(std::memory_order_acquire) != 0;
+}
+
+std::uint64_t faults_taken() {
+  return g_faults.load(std::memory_order_relaxed);
+}
+
+int fault_fd() {
+  init_once();
+  return g_fault_fd.load(std::memory_order_relaxed);
+}
+
+bool overlaps(const void* p, std::size_t len) {
+  if (len == 0) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (const Slot& s : g_slots) {
+    if ((s.seq.load(std::memory_order_acquire) & 1) == 0) continue;
+    if (a < s.end.load(std::memory_order_relaxed) &&
+        s.begin.load(std::memory_order_relaxed) < a + len)
+      return true;
+  }
+  return false;
+}
+
+void wait_unguarded(const void* p, std::size_t len) {
+  if (len == 0) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (Slot& s : g_slots) {
+    for (;;) {
+      const std::uint32_t q = s.seq.load(std::memory_order_acquire);
+      if ((q & 1) == 0) break;
+      if (!(a < s.end.load(std::memory_order_relaxed) &&
+            s.begin.load(std::memory_order_relaxed) < a + len))
+        break;
+      futex(&s.seq, FUTEX_WAIT_PRIVATE, q);
+    }
+  }
+}
+
+void forget_all_in_child() {
+  // The child has one thread (this one); the lock may have been held by another thread of
+  // the parent at the fork, so it starts afresh.
+  new (&g_mu) std::mutex;
+  for (int i = 0; i < max_guards; ++i)
+    if ((g_slots[i].seq.load(std::memory_order_relaxed) & 1) != 0) unguard(i);
+}
+
+}  // namespace esock::sockets::page_guard

@@ -1,0 +1,48 @@
+// Write guards on an application's buffer while the peer may still read it: AZ-SDP's
+// asynchronous write (../shared/seeds/000_*, docs/sockets.md "Zero-copy modes") returns
+// before the peer pulled the data, so the pages are made read-only (mprotect) until its
+// RDMADONE. A thread that writes to a guarded page faults; esock's fault handler
+// (fault_signal.h) holds it there until the guard is released, then the write runs again
+// and lands (block-on-write). Copy-on-write releases early: the owner copies the pages
+// aside, points the transfer at the copy, and releases (faulted() tells it someone waits).
+//
+// The table is fixed (max_guards) and lock-free for the handler: it only reads the slots,
+// adds itself to a waiter count, writes to an eventfd and sleeps on a futex, all
+// async-signal-safe. protect() and release() are for threads, not signal handlers.
+//
+// A fault on a page whose guard was released between the fault and the handler's look is
+// run again once (the page is writable by then); a second fault at the same address with
+// no guard is not esock's and goes on to the application's handler.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace esock::sockets::page_guard {
+
+constexpr int max_guards = 256;
+
+// Makes the whole pages of [begin, begin + len) read-only. begin and len are multiples of
+// the page size, len > 0, and the pages are readable and writable now (release() gives
+// them both back). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are
+// out), EINVAL, or mprotect's error.
+int protect(void* begin, std::size_t len);
+// Gives the pages their write permission back and wakes the threads that faulted on them.
+void release(int guard);
+// A thread is held in a fault on this guard now.
+bool faulted(int guard);
+// Counts of faults held (for the socket's counters) since the process started.
+std::uint64_t faults_taken();
+// An eventfd that becomes readable when a thread is held in a fault (the owner may then
+// copy and release early); the count is cleared by reading it. -1 if none could be made.
+int fault_fd();
+// Whether any guard covers an octet of [p, p + len).
+bool overlaps(const void* p, std::size_t len);
+// Blocks until no guard covers an octet of [p, p + len): a system call about to write into
+// the buffer (read(2) into it would fail with EFAULT, not fault) waits first.
+void wait_unguarded(const void* p, std::size_t len);
+// A fork child: the guards stay on its copy of the pages but nothing there will release
+// them (its connections are the parent's), so every page gets its write permission back.
+void forget_all_in_child();
+
+}  // namespace esock::sockets::page_guard

@@ -1,0 +1,181 @@
+// Write guards on a buffer the peer may still read (lib/esock/process/page_guard.h): a
+// write to a guarded page waits in the fault until the release and then lands; reads never
+// wait; faults that are not esock's still reach the application's handler or kill the
+// process as before; a fork child gets its pages back.
+#include "esock/process/page_guard.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+
+namespace esock::sockets {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+
+struct Pages {
+  explicit Pages(std::size_t n, int prot = PROT_READ | PROT_WRITE) : len(n * page) {
+    p = static_cast<std::uint8_t*>(::mmap(nullptr, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  }
+  ~Pages() { ::munmap(p, len); }
+  std::uint8_t* p;
+  std::size_t len;
+};
+
+bool readable(int fd, int ms) {
+  pollfd pfd{fd, POLLIN, 0};
+  return ::poll(&pfd, 1, ms) == 1;
+}
+
+TEST(PageGuard, AWriteToAGuardedPageWaitsForTheReleaseThenLands) {
+  Pages b(2);
+  std::memset(b.p, 1, b.len);
+  const int g = page_guard::protect(b.p, b.len);
+  ASSERT_GE(g, 0) << std::strerror(errno);
+  EXPECT_EQ(b.p[page + 5], 1) << "reads do not wait";
+  const std::uint64_t before = page_guard::faults_taken();
+  std::atomic<bool> written{false};
+  std::thread writer([&] {
+    b.p[page + 5] = 9;  // faults, held until the release
+    written = true;
+  });
+  ASSERT_TRUE(readable(page_guard::fault_fd(), 5000)) << "the owner learns of the fault";
+  std::uint64_t count = 0;
+  ASSERT_EQ(::read(page_guard::fault_fd(), &count, sizeof count), 8);
+  EXPECT_GE(count, 1u);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(written.load());
+  EXPECT_TRUE(page_guard::faulted(g));
+  EXPECT_EQ(b.p[page + 5], 1) << "the peer still reads what was written before";
+  page_guard::release(g);
+  writer.join();
+  EXPECT_TRUE(written.load());
+  EXPECT_EQ(b.p[page + 5], 9);
+  EXPECT_FALSE(page_guard::faulted(g));
+  EXPECT_EQ(page_guard::faults_taken(), before + 1);
+}
+
+TEST(PageGuard, OverlapsAndWaitUnguarded) {
+  Pages b(4);
+  const int g = page_guard::protect(b.p + page, 2 * page);
+  ASSERT_GE(g, 0);
+  EXPECT_FALSE(page_guard::overlaps(b.p, page));
+  EXPECT_TRUE(page_guard::overlaps(b.p + page - 1, 2));
+  EXPECT_TRUE(page_guard::overlaps(b.p + 3 * page - 1, 1));
+  EXPECT_FALSE(page_guard::overlaps(b.p + 3 * page, page));
+  page_guard::wait_unguarded(b.p, page);  // returns at once
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    page_guard::wait_unguarded(b.p + 2 * page, 10);
+    done = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(done.load());
+  page_guard::release(g);
+  t.join();
+  EXPECT_FALSE(page_guard::overlaps(b.p, b.len));
+  b.p[page] = 3;  // writable again, no fault
+}
+
+TEST(PageGuard, RefusesWhatItCannotGuard) {
+  Pages b(1);
+  EXPECT_EQ(page_guard::protect(b.p + 1, page), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(page_guard::protect(b.p, page - 1), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(page_guard::protect(b.p, 0), -1);
+  EXPECT_EQ(errno, EINVAL);
+  // The table is bounded.
+  Pages many(page_guard::max_guards + 1);
+  int last = -1;
+  for (int i = 0; i < page_guard::max_guards; ++i) {
+    last = page_guard::protect(many.p + i * page, page);
+    if (last < 0) break;
+  }
+  EXPECT_EQ(page_guard::protect(many.p + page_guard::max_guards * page, page), -1);
+  EXPECT_EQ(errno, ENOSPC);
+  for (int i = 0; i < page_guard::max_guards; ++i) page_guard::release(i);
+  EXPECT_GE(last, 0);
+  const int g = page_guard::protect(b.p, page);
+  EXPECT_GE(g, 0);
+  page_guard::release(g);
+}
+
+// The application's handler, installed before esock's: it still runs for its own faults.
+sigjmp_buf g_back;
+void app_handler(int) {
+  siglongjmp(g_back, 1);
+}
+
+TEST(PageGuardDeathTest, TheApplicationsOwnHandlerStillRunsForItsFaults) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no handler yet
+  EXPECT_EXIT(
+      {
+        struct sigaction sa {};
+        sa.sa_handler = app_handler;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_NODEFER;
+        ::sigaction(SIGSEGV, &sa, nullptr);
+        Pages guarded(1);
+        const int g = page_guard::protect(guarded.p, page);  // installs esock's
+        if (g < 0) ::_exit(1);
+        Pages own(1, PROT_READ);
+        if (sigsetjmp(g_back, 0) == 0) {
+          *reinterpret_cast<volatile std::uint8_t*>(own.p) = 1;  // the application's fault
+          ::_exit(2);
+        }
+        page_guard::release(g);
+        guarded.p[0] = 1;
+        ::_exit(42);
+      },
+      ::testing::ExitedWithCode(42), "");
+}
+
+TEST(PageGuardDeathTest, AFaultThatIsNotEsocksStillKills) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Pages guarded(1);
+        if (page_guard::protect(guarded.p, page) < 0) ::_exit(1);
+        Pages own(1, PROT_READ);
+        *reinterpret_cast<volatile std::uint8_t*>(own.p) = 1;
+        ::_exit(2);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+// A fork child's copy of guarded pages is its own: writable at once (nothing would ever
+// release it), while the parent's stay guarded until its release.
+TEST(PageGuard, AForkChildGetsItsPagesBack) {
+  Pages b(1);
+  const int g = page_guard::protect(b.p, page);
+  ASSERT_GE(g, 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    page_guard::forget_all_in_child();  // the runtime's at-fork child handler does this
+    b.p[0] = 7;
+    ::_exit(page_guard::overlaps(b.p, page) ? 1 : 0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(page_guard::overlaps(b.p, page));
+  page_guard::release(g);
+  b.p[0] = 8;
+}
+
+}  // namespace
+}  // namespace esock::sockets
