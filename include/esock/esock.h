@@ -31,6 +31,20 @@ extern "C" {
  * DDPMODE; same timing rules; both ends must agree (else connect fails with EPROTO). */
 #define ESOCK_RAWMODE 3
 
+/* int. How a DDPMODE byte-stream socket sends writes of at least the rendezvous threshold
+ * (ESOCK_RNDV_THRESHOLD; docs/sockets.md, "Zero-copy modes"). Any time on a DDPMODE socket;
+ * the default is ESOCK_ZCOPY's. EINVAL for another value, EOPNOTSUPP on a socket that is
+ * not DDPMODE.
+ *   ESOCK_ZCOPY_COPY: always copied (buffer copy, BSDP);
+ *   ESOCK_ZCOPY_SYNC: zero-copy, write returns once the peer pulled the data (ZSDP);
+ *   ESOCK_ZCOPY_ASYNC: zero-copy, write returns at once; the buffer's whole pages are
+ *     read-only until the peer pulled them, and a thread that writes to them waits until
+ *     then (AZ-SDP, block-on-write). */
+#define ESOCK_ZCOPY_MODE 4
+#define ESOCK_ZCOPY_COPY 0
+#define ESOCK_ZCOPY_SYNC 1
+#define ESOCK_ZCOPY_ASYNC 2
+
 /* ---- Extension API (docs/sockets.md, "Extension API"). Every call takes the socket's
  * descriptor; errors return -1 (esock_reg_mr: 0) with errno set. esock_query_mpa works on any
  * connected DDPMODE socket; the others need a connected RAWMODE socket (EOPNOTSUPP on a

@@ -77,8 +77,9 @@ namespace {
 
 estp::Params local_params(bool msgmode) {
   const Config& c = config();
-  return estp::Params{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode,
-                      c.sink_threshold};
+  estp::Params p{c.recv_buffers, c.recv_buffer_size, c.rndv_threshold, msgmode, c.sink_threshold};
+  p.max_rndv_out = 8;  // asynchronous writes pipeline their sources (ESOCK_ZCOPY_ASYNC)
+  return p;
 }
 
 }  // namespace

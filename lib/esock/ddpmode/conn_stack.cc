@@ -275,6 +275,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     auto s = std::make_shared<Socket>();
     s->set_msgmode(ls.msgmode());
     s->set_rawmode(ls.rawmode());
+    s->zcopy.store(ls.zcopy.load(std::memory_order_relaxed), std::memory_order_relaxed);
     sockaddr_storage peer{};  // IPv6 too (ksock)
     socklen_t plen = sizeof peer;
     if (pc->name(true, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) plen = 0;

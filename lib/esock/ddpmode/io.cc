@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +14,11 @@
 #include <vector>
 
 #include "esock/ddpmode/ops.h"
+#include "esock/esock.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/memory_map.h"
+#include "esock/process/page_guard.h"
 #include "esock/process/user_memory.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
@@ -82,6 +86,11 @@ bool writable_prefix(std::span<const mut_bytes> dst, std::size_t n) {
   return true;
 }
 
+void wait_unguarded(const iovec* iov, std::size_t n) {
+  if (!page_guard::any()) return;
+  for (std::size_t i = 0; i < n; ++i) page_guard::wait_unguarded(iov[i].iov_base, iov[i].iov_len);
+}
+
 std::size_t total_len(const msghdr* m) {
   std::size_t t = 0;
   for (std::size_t i = 0; i < m->msg_iovlen; ++i) t += m->msg_iov[i].iov_len;
@@ -137,6 +146,62 @@ std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<Runti
   }
 }
 
+// AZ-SDP (ESOCK_ZCOPY_ASYNC; docs/sockets.md, "Zero-copy modes"): how the next piece of a
+// large write goes. Only whole pages of the buffer go by reference, guarded read-only until
+// the peer pulled them (a page shared with other data could not be guarded without
+// stopping whoever writes that data); the octets before the first whole page and after the
+// last are copied.
+struct AsyncStep {
+  enum class Kind : std::uint8_t {
+    taken,   // `n` octets went as an asynchronous rendezvous: the call goes on
+    copy,    // copy the next `n` octets (the unaligned head or tail)
+    sync,    // this piece cannot go asynchronously: as ESOCK_ZCOPY_SYNC would
+    waited,  // the pipeline was full (or no credit): waited a round, try again
+    failed   // err
+  } kind;
+  std::size_t n = 0;
+  int err = 0;
+};
+
+std::uintptr_t page_size() {
+  static const auto p = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk,
+                      const std::uint8_t* p, std::size_t len) {
+  const std::uintptr_t pg = page_size();
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (a + pg - 1) & ~(pg - 1);
+  const std::uintptr_t last = (a + len) & ~(pg - 1);
+  if (first >= last) return {AsyncStep::Kind::copy, len};  // no whole page: a short tail
+  if (first > a) return {AsyncStep::Kind::copy, first - a};
+  const std::size_t n = std::min<std::size_t>(last - first, max_rndv_chunk);
+  // Pages the application cannot write need no guard (and must not get write permission
+  // from a release). A range already guarded (the same buffer written again) was
+  // writable when first guarded; touching it to find out would wait in the guard.
+  int guard = -1;
+  const bool writable =
+      page_guard::overlaps(p, n) ? range_mapped(p, n, true) : user_memory_ok(p, n, true);
+  if (writable && (guard = page_guard::protect(const_cast<std::uint8_t*>(p), n)) < 0)
+    return {AsyncStep::Kind::sync};  // no guard to be had (ENOSPC): wait for this one
+  std::uint32_t id = 0;
+  const int rc = s.conn->stream->start_rndv({p, n}, &id);
+  if (rc == 0) {
+    s.conn->async_writes.push_back({id, guard});
+    rt.note_activity();
+    return {AsyncStep::Kind::taken, n};
+  }
+  page_guard::release(guard);
+  if (rc == EBUSY || rc == EAGAIN) {  // the oldest must be pulled first, or credit come back
+    rt.prefetch(s);
+    if (rt.wait_interruptible(lk) == EINTR) return {AsyncStep::Kind::failed, 0, EINTR};
+    return {AsyncStep::Kind::waited};
+  }
+  if (rc == ENOMEM) return {AsyncStep::Kind::sync};  // the sync path copies then
+  return {AsyncStep::Kind::failed, 0, rc};
+}
+
 constexpr int fell_back = -1;
 
 // A connect still in progress (conn_async.cc): as TCP in SYN-SENT, a non-blocking call gets
@@ -186,10 +251,36 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       if (const int err = unusable(*s); err != 0) return done ? ssize_t(done) : fail(err);
       estp::Stream& st = *s->conn->stream;
       const std::size_t rest = ilen - off;
-      const std::size_t threshold = config().rndv_threshold;
+      std::size_t copy_len = rest;  // what the copy below may take
+      const int zmode = zcopy_mode(*s);
+      const std::size_t threshold = zmode == ESOCK_ZCOPY_COPY ? 0 : config().rndv_threshold;
       // Rendezvous by RDMA Write (section 6.2) when the peer's reader waits with a sink.
-      const std::size_t sink_threshold = config().sink_threshold;
-      if (!nonblock && sink_threshold != 0 && rest >= sink_threshold && !msgmode &&
+      const std::size_t sink_threshold = zmode == ESOCK_ZCOPY_COPY ? 0 : config().sink_threshold;
+      bool async_copy = false;  // AZ-SDP copies this piece (a head or tail)
+      if (zmode == ESOCK_ZCOPY_ASYNC && !nonblock && !msgmode && !rndv_refused && threshold != 0 &&
+          rest >= threshold && rt.progresses_unattended()) {
+        const AsyncStep a = write_async(*s, rt, lk, base + off, std::min(rest, max_rndv_chunk));
+        switch (a.kind) {
+          case AsyncStep::Kind::taken:
+            off += a.n;
+            done += a.n;
+            rt.after_op(*s);
+            continue;
+          case AsyncStep::Kind::waited:
+            continue;
+          case AsyncStep::Kind::failed:
+            if (a.err == EINTR) return done ? ssize_t(done) : fail(EINTR);
+            return done ? ssize_t(done) : write_error(a.err, flags);
+          case AsyncStep::Kind::copy:
+            copy_len = a.n;
+            async_copy = true;
+            break;
+          case AsyncStep::Kind::sync:
+            break;
+        }
+      }
+      // (No sink while asynchronous writes are out: sink_writable() waits for them.)
+      if (!async_copy && !nonblock && sink_threshold != 0 && rest >= sink_threshold && !msgmode &&
           st.sink_writable()) {
         const std::ptrdiff_t k =
             write_into_sink(*s, rt, lk, {base + off, std::min(rest, max_rndv_chunk)});
@@ -203,8 +294,15 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       }
       // Rendezvous (section 6.1): blocking writes of at least T octets; the call returns
       // once the peer pulled them.
-      if (!nonblock && !rndv_refused && threshold != 0 && rest >= threshold &&
+      if (!async_copy && !nonblock && !rndv_refused && threshold != 0 && rest >= threshold &&
           (!msgmode || msg->msg_iovlen == 1)) {
+        if (!s->conn->async_writes.empty()) {
+          // A write that waits for its own rendezvous comes after the asynchronous ones
+          // before it (this call's mode changed meanwhile): they are pulled first.
+          rt.prefetch(*s);
+          if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
+          continue;
+        }
         const std::size_t n = msgmode ? rest : std::min(rest, max_rndv_chunk);
         const int rc = st.start_rndv({base + off, n});
         if (rc == 0) {
@@ -250,8 +348,8 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       if (msgmode && nonblock && !st.can_write_whole(total - done)) {
         return done ? ssize_t(done) : fail(EAGAIN);
       }
-      const bool last = i + 1 >= msg->msg_iovlen;
-      const std::ptrdiff_t r = st.write({base + off, rest}, last);
+      const bool last = i + 1 >= msg->msg_iovlen && copy_len == rest;
+      const std::ptrdiff_t r = st.write({base + off, copy_len}, last);
       if (r >= 0) {
         off += static_cast<std::size_t>(r);
         done += static_cast<std::size_t>(r);
@@ -275,6 +373,10 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
 ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
   if (const int err = check_msg(msg, true); err != 0) return fail(err);
   if (flags & MSG_OOB) return fail(EINVAL);
+  // A buffer an asynchronous write still sends from (ESOCK_ZCOPY_ASYNC) is read-only until
+  // the peer pulled it: wait for that before the lock, since a copy into it (or a pull the
+  // stack places into it) would wait in the fault holding what the release needs.
+  wait_unguarded(msg->msg_iov, msg->msg_iovlen);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);

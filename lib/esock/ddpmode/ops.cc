@@ -51,13 +51,35 @@ int check_can_arm(int fd) {
   return 0;
 }
 
+// ESOCK_ZCOPY_MODE (esock.h): any time on a DDPMODE byte-stream socket.
+int set_zcopy_mode(int fd, const void* val, socklen_t len) {
+  if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
+  int mode = 0;
+  std::memcpy(&mode, val, sizeof mode);
+  if (mode != ESOCK_ZCOPY_COPY && mode != ESOCK_ZCOPY_SYNC && mode != ESOCK_ZCOPY_ASYNC)
+    return fail(EINVAL);
+  const auto s = fd_get(fd);
+  // MSGMODE sends a message whole, so its writes always wait; RAWMODE has no stream.
+  if (!s || s->rawmode() || s->msgmode()) return fail(EOPNOTSUPP);
+  s->zcopy.store(mode, std::memory_order_relaxed);
+  return 0;
+}
+
 }  // namespace
+
+int zcopy_mode(const Socket& s) {
+  const int m = s.zcopy.load(std::memory_order_relaxed);
+  if (m >= 0) return m;
+  const std::string& c = config().zcopy;
+  return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
+}
 
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   if (level != SOL_ESOCK) {
     // SO_*/TCP_* options apply to the kernel socket behind the descriptor.
     return ESOCK_LIBC(setsockopt)(ddp_option_fd(fd), level, name, val, len);
   }
+  if (name == ESOCK_ZCOPY_MODE) return set_zcopy_mode(fd, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
     return fail(ENOPROTOOPT);
   if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
@@ -142,7 +164,8 @@ int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
     }
   }
   if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
-  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
+  if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE &&
+      name != ESOCK_ZCOPY_MODE)
     return fail(ENOPROTOOPT);
   // As the kernel: no place for the length or the value is EFAULT, one too small EINVAL.
   if (val == nullptr || len == nullptr) return fail(EFAULT);
@@ -151,8 +174,11 @@ int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
   int type = 0;
   socklen_t tl = sizeof type;
   if (!s && ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0) return -1;
+  if (name == ESOCK_ZCOPY_MODE && (!s || s->rawmode() || s->msgmode())) return fail(EOPNOTSUPP);
   int on = 0;
-  if (s)
+  if (name == ESOCK_ZCOPY_MODE)
+    on = zcopy_mode(*s);
+  else if (s)
     on =
         name == ESOCK_DDPMODE ? 1 : ((name == ESOCK_MSGMODE ? s->msgmode() : s->rawmode()) ? 1 : 0);
   std::memcpy(val, &on, sizeof on);

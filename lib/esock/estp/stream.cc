@@ -280,7 +280,7 @@ void Stream::shutdown_write() {
 
 bool Stream::tx_idle() const {
   const std::size_t nsend = sbuf_size_ ? sbufs_.size() / sbuf_size_ : 0;
-  return error_ != 0 || (dones_due_.empty() && cancel_answers_due_.empty() &&
+  return error_ != 0 || (rndvs_.empty() && dones_due_.empty() && cancel_answers_due_.empty() &&
                          (!fin_wanted_ || fin_sent_) && sfree_.size() == nsend);
 }
 

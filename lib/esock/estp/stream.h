@@ -182,7 +182,8 @@ class Stream {
   // (a rendezvous in flight too); reads still return what arrived, then end of stream.
   void peer_closed() { peer_closed_ = true; }
   bool peer_gone() const { return peer_closed_; }
-  // Nothing left to hand to the verbs (FIN included when wanted): close may proceed.
+  // Nothing left to hand to the verbs (FIN included when wanted) and no source left for the
+  // peer to pull (an asynchronous write's): close may proceed.
   bool tx_idle() const;
   std::uint32_t send_credits() const { return credits_; }
   const StreamStats& stats() const { return stats_; }

@@ -186,6 +186,10 @@ const Setting settings[] = {
     {"recv_buffer_size", count<&Config::recv_buffer_size, 256, 1u << 24>},
     {"sink_threshold", count<&Config::sink_threshold, 0, 1u << 30>},
     {"rndv_threshold", count<&Config::rndv_threshold, 0, 1u << 30>},
+    {"zcopy",
+     [](Config& c, const std::string& v) {
+       return one_of(v, {"copy", "sync", "async"}, &c.zcopy);
+     }},
     {"mpa_revision", count<&Config::mpa_revision, 1, 2>},
     {"mpa_markers", [](Config& c, const std::string& v) { return policy(v, &c.mpa_markers); }},
     {"mpa_crc", [](Config& c, const std::string& v) { return policy(v, &c.mpa_crc); }},

@@ -22,6 +22,10 @@ struct Config {
   // Blocking reads and writes of at least this use the reader's sink (RDMA Write, no extra
   // round trip). 64 KiB by measurement (bench/esock/README.md); 0 disables sinks.
   std::size_t sink_threshold = 65536;
+  // Writes of at least rndv_threshold (docs/sockets.md, "Zero-copy modes"): copy (always
+  // copied), sync (zero-copy, write returns once pulled) or async (zero-copy, write
+  // returns at once, the pages write-guarded until pulled). Per socket: ESOCK_ZCOPY_MODE.
+  std::string zcopy = "sync";
   std::uint8_t mpa_revision = 2;
   mpa::Policy mpa_markers = mpa::Policy::allow;
   mpa::Policy mpa_crc = mpa::Policy::require;

@@ -29,6 +29,7 @@ struct Slot {
 Slot g_slots[max_guards];
 std::mutex g_mu;  // protect/release/forget (threads only)
 std::atomic<std::uint64_t> g_faults{0};
+std::atomic<int> g_active{0};  // guards on
 std::atomic<int> g_fault_fd{-1};
 
 // The last address this thread's fault was run again for with no guard found.
@@ -97,13 +98,39 @@ std::uintptr_t page_size() {
   return p;
 }
 
+// Gives write permission back to the pages of [b, e) no other guard covers (mu held):
+// guards may overlap (one buffer written twice before the first was pulled).
+void unprotect_uncovered(int self, std::uintptr_t b, std::uintptr_t e) {
+  while (b < e) {
+    // The first other guard that covers b pushes b past it; else the gap up to the next
+    // guard that starts inside [b, e) is given back.
+    std::uintptr_t next = e;
+    bool covered = false;
+    for (int j = 0; j < max_guards; ++j) {
+      const Slot& o = g_slots[j];
+      if (j == self || (o.seq.load(std::memory_order_relaxed) & 1) == 0) continue;
+      const std::uintptr_t ob = o.begin.load(std::memory_order_relaxed);
+      const std::uintptr_t oe = o.end.load(std::memory_order_relaxed);
+      if (ob <= b && b < oe) {
+        b = oe;
+        covered = true;
+        break;
+      }
+      if (b < ob && ob < next) next = ob;
+    }
+    if (covered) continue;
+    ::mprotect(reinterpret_cast<void*>(b), next - b, PROT_READ | PROT_WRITE);
+    b = next;
+  }
+}
+
 // Turns slot i off (mu held): the pages are writable again before any waiter wakes.
 void unguard(int i) {
   Slot& s = g_slots[i];
-  const std::uintptr_t b = s.begin.load(std::memory_order_relaxed);
-  const std::uintptr_t e = s.end.load(std::memory_order_relaxed);
-  ::mprotect(reinterpret_cast<void*>(b), e - b, PROT_READ | PROT_WRITE);
+  unprotect_uncovered(i, s.begin.load(std::memory_order_relaxed),
+                      s.end.load(std::memory_order_relaxed));
   s.seq.fetch_add(1, std::memory_order_release);
+  g_active.fetch_sub(1, std::memory_order_relaxed);
   futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
 }
 
@@ -130,6 +157,7 @@ int protect(void* begin, std::size_t len) {
       errno = err;
       return -1;
     }
+    g_active.fetch_add(1, std::memory_order_relaxed);
     return i;
   }
   errno = ENOSPC;
@@ -147,6 +175,10 @@ bool faulted(int guard) {
   const Slot& s = g_slots[guard];
   return (s.seq.load(std::memory_order_acquire) & 1) != 0 &&
          s.waiters.load(std::memory_order_acquire) != 0;
+}
+
+bool any() {
+  return g_active.load(std::memory_order_relaxed) != 0;
 }
 
 std::uint64_t faults_taken() {

@@ -23,8 +23,9 @@ namespace esock::sockets::page_guard {
 constexpr int max_guards = 256;
 
 // Makes the whole pages of [begin, begin + len) read-only. begin and len are multiples of
-// the page size, len > 0, and the pages are readable and writable now (release() gives
-// them both back). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are
+// the page size, len > 0, and the pages are readable and writable now, or guarded already
+// (guards may overlap: a page gets its write permission back, both, when no guard covers
+// it any more). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are
 // out), EINVAL, or mprotect's error.
 int protect(void* begin, std::size_t len);
 // Gives the pages their write permission back and wakes the threads that faulted on them.
@@ -36,6 +37,8 @@ std::uint64_t faults_taken();
 // An eventfd that becomes readable when a thread is held in a fault (the owner may then
 // copy and release early); the count is cleared by reading it. -1 if none could be made.
 int fault_fd();
+// Whether any guard is on: one relaxed load, for the interposed free() (shim/memory.cc).
+bool any();
 // Whether any guard covers an octet of [p, p + len).
 bool overlaps(const void* p, std::size_t len);
 // Blocks until no guard covers an octet of [p, p + len): a system call about to write into

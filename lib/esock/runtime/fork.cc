@@ -240,6 +240,7 @@ void DdpRuntime::at_fork_child() {
     s->readers = 0;  // the parent's threads did not come along
     // Nor their buffers: a sink one of them offered is not this process's to fill.
     if (s->conn && s->conn->stream) s->conn->stream->drop_sink();
+    if (s->conn) s->conn->async_writes.clear();  // forget_all_in_child released the pages
     if (s->conn && s->conn->fork == Conn::Fork::deciding) {
       s->conn->fork = Conn::Fork::inherited;
       s->conn->fork_parent = parent;

@@ -21,6 +21,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
+#include "esock/process/page_guard.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
 
@@ -121,7 +122,9 @@ void Conn::release() {
   fork_slot = {};
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
-  pc.reset();  // closes the transport
+  pc.reset();                                                             // closes the transport
+  for (const AsyncWrite& w : async_writes) page_guard::release(w.guard);  // nothing reads them
+  async_writes.clear();
   relay.reset();
   close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
 }
@@ -342,6 +345,7 @@ void DdpRuntime::service(Socket& s) {
   const TransportState ts = c.pc->transport_state();
   if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
   if (ts == TransportState::ended) c.stream->peer_closed();  // writes: EPIPE (issue 14)
+  if (!c.async_writes.empty()) reap_async_writes(c);
   prefetch(s);
   if (c.relay && c.relay->pump(*c.stream)) {
     // The child is done with it: the connection closes as after the application's close.
@@ -353,6 +357,24 @@ void DdpRuntime::service(Socket& s) {
   if (c.relay) c.pc->flush();  // what the child wrote
   update_signals(s);
   close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
+}
+
+void DdpRuntime::reap_async_writes(Conn& c) {
+  estp::Stream& st = *c.stream;
+  while (!c.async_writes.empty() && st.rndv_front_id() == c.async_writes.front().rndv_id &&
+         st.rndv_finished()) {
+    page_guard::release(c.async_writes.front().guard);
+    c.async_writes.pop_front();
+  }
+  if (c.async_writes.empty()) return;
+  // The peer will not pull the rest: lost, as what a reset TCP connection still had in its
+  // send buffer (the application learns of the error on its next call). The pages stay
+  // guarded until the transport reads none of them.
+  if (st.error() != 0 || st.peer_gone()) st.cancel_rndv();
+  if (!st.rndv_active() && st.rndv_released()) {
+    for (const Conn::AsyncWrite& w : c.async_writes) page_guard::release(w.guard);
+    c.async_writes.clear();
+  }
 }
 
 void DdpRuntime::prefetch(Socket& s) {

@@ -107,6 +107,13 @@ class DdpRuntime {
   // soon, so a wait spins again for the whole budget. (Not in after_op: a reader that finds
   // nothing calls it on every pass, and would then never back off.)
   void note_activity() { idle_since_known_ = false; }
+  // The stack moves while no application thread is inside esock (every mode but inline):
+  // what an asynchronous write needs, since its writer may next wait in a page fault.
+  bool progresses_unattended() const { return mode_ != ProgressMode::inline_only; }
+  // Ends the asynchronous writes (ESOCK_ZCOPY_ASYNC) the peer pulled: their pages are
+  // writable again. Ones that can no longer be pulled (the connection failed) are given up
+  // and released once nothing reads them. From service(), under the lock.
+  static void reap_async_writes(Conn& c);
   // Lets an application call that cannot complete yet wait for a round: it polls the own
   // stack itself (auto, inline) or waits on cv for the progress thread (thread, ksock).
   // Returns after one round or a bounded sleep; the caller re-checks its condition.

@@ -43,6 +43,13 @@ struct Conn {
   // RAWMODE shutdown(SHUT_WR): FIN once drained.
   bool raw_fin = false, raw_fin_sent = false;
   bool raw_input_held = false;  // RAWMODE: until the first work request (docs/sockets.md)
+  // Asynchronous zero-copy writes (ESOCK_ZCOPY_ASYNC) the peer has not pulled yet: their
+  // page guards (process/page_guard.h), in the order of the stream's rendezvous sources.
+  struct AsyncWrite {
+    std::uint32_t rndv_id;
+    int guard;  // -1: the pages were not writable anyway
+  };
+  std::deque<AsyncWrite> async_writes;
   // fork (runtime/fork_handover.h): the connection's word in the process family's table
   // (kernel-TCP connections only), and where this process stands: none (the connection is
   // ours), deciding (we forked: until our application uses or closes it, or fork_deadline),
@@ -191,6 +198,8 @@ class Socket {
   // Made DDPMODE by ESOCK_DDPMODE_ALL (esockrun --ddp), not by the application's setsockopt.
   bool implicit = false;
   bool rd_shut = false;
+  // ESOCK_ZCOPY_MODE's value, or -1: the process's (ESOCK_ZCOPY).
+  std::atomic<int> zcopy{-1};
   int readers = 0;  // application threads blocked in a read
   int error = 0;
   // SO_ERROR: a failed connect's error is reported once (as the kernel clears sk_err).

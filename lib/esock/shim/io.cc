@@ -9,11 +9,25 @@
 
 #include "esock/ddpmode/ops.h"
 #include "esock/process/libc.h"
+#include "esock/process/page_guard.h"
 #include "esock/runtime/fd_table.h"
 
 using esock::sockets::fd_is_ddp;
 
 namespace {
+
+// The kernel writing into a buffer an asynchronous write still sends from (read-only until
+// the peer pulled it, ESOCK_ZCOPY_ASYNC) would fail with EFAULT: the call waits until the
+// pages are writable again, as a store into them does. One relaxed load with no guard on.
+void wait_writable(void* buf, size_t n) {
+  if (esock::sockets::page_guard::any()) [[unlikely]]
+    esock::sockets::page_guard::wait_unguarded(buf, n);
+}
+void wait_writable(const iovec* iov, int cnt) {
+  if (esock::sockets::page_guard::any()) [[unlikely]]
+    for (int i = 0; i < cnt; ++i)
+      esock::sockets::page_guard::wait_unguarded(iov[i].iov_base, iov[i].iov_len);
+}
 
 ssize_t ddp_send1(int fd, const void* buf, size_t n, int flags) {
   iovec v{const_cast<void*>(buf), n};
@@ -49,6 +63,7 @@ extern "C" {
 ssize_t read(int fd, void* buf, size_t n) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_recv1(fd, buf, n, 0);
+  wait_writable(buf, n);
   return ESOCK_LIBC(read)(fd, buf, n);
 }
 
@@ -57,6 +72,7 @@ ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
     if (n > buflen) __builtin_trap();  // what glibc's __chk_fail amounts to
     return ddp_recv1(fd, buf, n, 0);
   }
+  wait_writable(buf, n);
   return ESOCK_LIBC(__read_chk)(fd, buf, n, buflen);
 }
 
@@ -69,6 +85,7 @@ ssize_t write(int fd, const void* buf, size_t n) {
 ssize_t readv(int fd, const iovec* iov, int cnt) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_vec(fd, iov, cnt, false);
+  if (cnt > 0 && cnt <= IOV_MAX && iov != nullptr) wait_writable(iov, cnt);
   return ESOCK_LIBC(readv)(fd, iov, cnt);
 }
 
@@ -87,6 +104,7 @@ ssize_t send(int fd, const void* buf, size_t n, int flags) {
 ssize_t recv(int fd, void* buf, size_t n, int flags) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_recv1(fd, buf, n, flags);
+  wait_writable(buf, n);
   return ESOCK_LIBC(recv)(fd, buf, n, flags);
 }
 
@@ -95,6 +113,7 @@ ssize_t __recv_chk(int fd, void* buf, size_t n, size_t buflen, int flags) {
     if (n > buflen) __builtin_trap();
     return ddp_recv1(fd, buf, n, flags);
   }
+  wait_writable(buf, n);
   return ESOCK_LIBC(__recv_chk)(fd, buf, n, buflen, flags);
 }
 
@@ -116,6 +135,7 @@ ssize_t recvfrom(int fd, void* buf, size_t n, int flags, sockaddr* from, socklen
     if (r >= 0 && from != nullptr && len != nullptr) *len = 0;  // TCP leaves it unset too
     return r;
   }
+  wait_writable(buf, n);
   return ESOCK_LIBC(recvfrom)(fd, buf, n, flags, from, len);
 }
 
@@ -125,6 +145,7 @@ ssize_t __recvfrom_chk(int fd, void* buf, size_t n, size_t buflen, int flags, so
     if (n > buflen) __builtin_trap();
     return recvfrom(fd, buf, n, flags, from, len);
   }
+  wait_writable(buf, n);
   return ESOCK_LIBC(__recvfrom_chk)(fd, buf, n, buflen, flags, from, len);
 }
 
@@ -137,6 +158,8 @@ ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
 ssize_t recvmsg(int fd, msghdr* msg, int flags) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_recvmsg(fd, msg, flags);
+  if (msg != nullptr && msg->msg_iov != nullptr && msg->msg_iovlen <= IOV_MAX)
+    wait_writable(msg->msg_iov, static_cast<int>(msg->msg_iovlen));
   return ESOCK_LIBC(recvmsg)(fd, msg, flags);
 }
 
