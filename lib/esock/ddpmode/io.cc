@@ -168,6 +168,27 @@ std::uintptr_t page_size() {
   return p;
 }
 
+// Whether [p, p + n) overlaps the calling thread's stack (pthread_getattr_np, once per
+// thread).
+bool on_own_stack(const std::uint8_t* p, std::size_t n) {
+  thread_local std::uintptr_t lo = 0, hi = 0;
+  if (hi == 0) {
+    pthread_attr_t attr;
+    void* addr = nullptr;
+    std::size_t size = 0;
+    if (::pthread_getattr_np(::pthread_self(), &attr) == 0) {
+      if (::pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        lo = reinterpret_cast<std::uintptr_t>(addr);
+        hi = lo + size;
+      }
+      ::pthread_attr_destroy(&attr);
+    }
+    if (hi == 0) hi = 1;  // unknown: asked once
+  }
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return a < hi && lo < a + n;
+}
+
 AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk,
                       const std::uint8_t* p, std::size_t len) {
   const std::uintptr_t pg = page_size();
@@ -177,18 +198,23 @@ AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>&
   if (first >= last) return {AsyncStep::Kind::copy, len};  // no whole page: a short tail
   if (first > a) return {AsyncStep::Kind::copy, first - a};
   const std::size_t n = std::min<std::size_t>(last - first, max_rndv_chunk);
+  // A buffer on this thread's stack: a guarded stack page would leave the kernel no room
+  // for a signal frame (the fault's own included), so it waits for its pull instead.
+  if (on_own_stack(p, n)) return {AsyncStep::Kind::sync};
   // Pages the application cannot write need no guard (and must not get write permission
   // from a release). A range already guarded (the same buffer written again) was
   // writable when first guarded; touching it to find out would wait in the guard.
+  // (/proc/self/maps shows guarded pages read-only: a guarded range counts as writable.)
   int guard = -1;
   const bool writable =
-      page_guard::overlaps(p, n) ? range_mapped(p, n, true) : user_memory_ok(p, n, true);
+      page_guard::overlaps(p, n) ? range_mapped(p, n, false) : user_memory_ok(p, n, true);
   if (writable && (guard = page_guard::protect(const_cast<std::uint8_t*>(p), n)) < 0)
     return {AsyncStep::Kind::sync};  // no guard to be had (ENOSPC): wait for this one
   std::uint32_t id = 0;
   const int rc = s.conn->stream->start_rndv({p, n}, &id);
   if (rc == 0) {
     s.conn->async_writes.push_back({id, guard});
+    rt.drain_async_writes_at_exit();
     rt.note_activity();
     return {AsyncStep::Kind::taken, n};
   }

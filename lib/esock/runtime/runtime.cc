@@ -377,6 +377,23 @@ void DdpRuntime::reap_async_writes(Conn& c) {
   }
 }
 
+void DdpRuntime::drain_async_writes_at_exit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::atexit([] {
+      DdpRuntime& rt = get();
+      std::unique_lock lk(rt.mu);
+      const auto end = CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
+      for (;;) {
+        const bool pending = std::any_of(rt.socks_.begin(), rt.socks_.end(), [](const auto& s) {
+          return s->conn != nullptr && !s->conn->async_writes.empty();
+        });
+        if (!pending || !rt.wait_until(lk, end)) break;
+      }
+    });
+  });
+}
+
 void DdpRuntime::prefetch(Socket& s) {
   Conn& c = *s.conn;
   // An SRCAVAIL at the head with no reader blocked: pull into the engine's buffer now so the

@@ -114,6 +114,10 @@ class DdpRuntime {
   // writable again. Ones that can no longer be pulled (the connection failed) are given up
   // and released once nothing reads them. From service(), under the lock.
   static void reap_async_writes(Conn& c);
+  // At the first asynchronous write: at exit the process waits (up to ESOCK_TIMEOUT_MS)
+  // until its peers pulled what it wrote asynchronously, as the kernel would still send
+  // what its send buffers held; the data is in the application's memory, which exit ends.
+  void drain_async_writes_at_exit();
   // Lets an application call that cannot complete yet wait for a round: it polls the own
   // stack itself (auto, inline) or waits on cv for the progress thread (thread, ksock).
   // Returns after one round or a bounded sleep; the caller re-checks its condition.

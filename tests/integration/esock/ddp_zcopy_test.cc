@@ -4,6 +4,7 @@
 // overwrites its buffer right after write() never sends the overwritten octets.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -197,6 +198,63 @@ TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
   peer2.join();
   ::close(pipefd[0]);
   ::close(pipefd[1]);
+}
+
+// The same buffer written twice before the peer pulled the first (a sender that loops
+// over one buffer): both writes' pages stay guarded until both are pulled, so an
+// overwrite after the second write reaches neither.
+TEST(DdpZcopy, OneBufferWrittenTwiceStaysGuardedUntilBothArePulled) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  const std::size_t n = 8 * 1024 * 1024;
+  Mapped buf(n);
+  std::memset(buf.p, 'A', n);
+  std::vector<std::uint8_t> got(3 * n);
+  std::thread reader([&] {
+    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(read_all(p.srv, got.data(), got.size()));
+  });
+  ASSERT_TRUE(write_all(p.cli, buf.p, n));
+  ASSERT_TRUE(write_all(p.cli, buf.p, n));
+  std::memset(buf.p, 'B', n);
+  ASSERT_TRUE(write_all(p.cli, buf.p, n));
+  reader.join();
+  EXPECT_EQ(std::count(got.begin(), got.begin() + 2 * static_cast<long>(n), 'A'),
+            2 * static_cast<long>(n));
+  EXPECT_EQ(std::count(got.begin() + 2 * static_cast<long>(n), got.end(), 'B'),
+            static_cast<long>(n));
+}
+
+// A program that exits right after its last (asynchronous) write: the kernel would still
+// send what its send buffer held, so esock waits at exit until the peer pulled it.
+TEST(DdpZcopy, ExitRightAfterAnAsyncWriteDeliversIt) {
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port);
+  ASSERT_GE(lfd, 0);
+  const std::size_t n = 8 * 1024 * 1024;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ddp_connect(port);
+    if (fd < 0 || set_mode(fd, ESOCK_ZCOPY_ASYNC) != 0) ::_exit(2);
+    auto* buf = static_cast<std::uint8_t*>(
+        ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    std::memset(buf, 'C', n);
+    if (!write_all(fd, buf, n)) ::_exit(3);
+    std::exit(0);  // no close, no wait: exit's handlers
+  }
+  ASSERT_GT(pid, 0);
+  const int fd = ::accept(lfd, nullptr, nullptr);
+  ASSERT_GE(fd, 0);
+  std::this_thread::sleep_for(300ms);  // the writer is at exit by now
+  std::vector<std::uint8_t> got(n);
+  EXPECT_TRUE(read_all(fd, got.data(), n));
+  EXPECT_EQ(std::count(got.begin(), got.end(), 'C'), static_cast<long>(n));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ::close(fd);
+  ::close(lfd);
 }
 
 }  // namespace
