@@ -201,15 +201,17 @@ AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>&
   // A buffer on this thread's stack: a guarded stack page would leave the kernel no room
   // for a signal frame (the fault's own included), so it waits for its pull instead.
   if (on_own_stack(p, n)) return {AsyncStep::Kind::sync};
-  // Pages the application cannot write need no guard (and must not get write permission
-  // from a release). A range already guarded (the same buffer written again) was
-  // writable when first guarded; touching it to find out would wait in the guard.
-  // (/proc/self/maps shows guarded pages read-only: a guarded range counts as writable.)
+  // Whether the application can write the pages: a range already guarded (the same
+  // buffer written again) was when first guarded, and touching it to find out would wait
+  // in the guard (/proc/self/maps shows guarded pages read-only: readable is enough).
   int guard = -1;
   const bool writable =
       page_guard::overlaps(p, n) ? range_mapped(p, n, false) : user_memory_ok(p, n, true);
-  if (writable && (guard = page_guard::protect(const_cast<std::uint8_t*>(p), n)) < 0)
-    return {AsyncStep::Kind::sync};  // no guard to be had (ENOSPC): wait for this one
+  // A buffer the application cannot write (a read-only file mapping) could still be
+  // unmapped under the transport, which only a guard would make wait: it waits for its
+  // pull, as do buffers when no guard is to be had (ENOSPC).
+  if (!writable || (guard = page_guard::protect(const_cast<std::uint8_t*>(p), n)) < 0)
+    return {AsyncStep::Kind::sync};
   std::uint32_t id = 0;
   const int rc = s.conn->stream->start_rndv({p, n}, &id);
   if (rc == 0) {
@@ -322,15 +324,16 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       // once the peer pulled them.
       if (!async_copy && !nonblock && !rndv_refused && threshold != 0 && rest >= threshold &&
           (!msgmode || msg->msg_iovlen == 1)) {
-        if (!s->conn->async_writes.empty()) {
-          // A write that waits for its own rendezvous comes after the asynchronous ones
-          // before it (this call's mode changed meanwhile): they are pulled first.
+        if (st.rndv_active()) {
+          // A write that waits for its own rendezvous starts when no other is out: the
+          // asynchronous ones before it (the mode changed meanwhile) or another thread's.
           rt.prefetch(*s);
           if (rt.wait_interruptible(lk) == EINTR) return done ? ssize_t(done) : fail(EINTR);
           continue;
         }
         const std::size_t n = msgmode ? rest : std::min(rest, max_rndv_chunk);
-        const int rc = st.start_rndv({base + off, n});
+        std::uint32_t mine = 0;
+        const int rc = st.start_rndv({base + off, n}, &mine);
         if (rc == 0) {
           rt.note_activity();
           rt.after_op(*s);
@@ -344,7 +347,8 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
             estp::Stream& cur = *s->conn->stream;
             // Once the peer said RDMADONE the data was delivered: a later reset or close
             // only delays the release, the write succeeds.
-            if ((pulled = cur.rndv_finished())) break;
+            // (Asynchronous writes another thread made meanwhile queue behind this one.)
+            if (cur.rndv_front_id() == mine && (pulled = cur.rndv_finished())) break;
             if (!cur.rndv_pulled() && (cur.error() != 0 || cur.peer_gone())) break;
             rt.prefetch(*s);  // a peer writing to us at the same time: take its data
             rt.wait(lk);

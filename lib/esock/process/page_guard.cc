@@ -13,6 +13,7 @@
 #include <new>
 
 #include "esock/process/fault_signal.h"
+#include "esock/process/libc.h"
 
 namespace esock::sockets::page_guard {
 
@@ -32,8 +33,11 @@ std::atomic<std::uint64_t> g_faults{0};
 std::atomic<int> g_active{0};  // guards on
 std::atomic<int> g_fault_fd{-1};
 
-// The last address this thread's fault was run again for with no guard found.
+std::atomic<std::uint64_t> g_releases{0};  // guards turned off so far
+// The last fault this thread ran again with no guard found: its address, and how many
+// guards had been released then.
 __thread std::uintptr_t t_retried __attribute__((tls_model("initial-exec"))) = 0;
+__thread std::uint64_t t_retried_at __attribute__((tls_model("initial-exec"))) = 0;
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t val) {
   return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, val, nullptr, nullptr, 0);
@@ -64,8 +68,12 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
   std::uint32_t seq = 0;
   const int i = find(a, &seq);
   if (i < 0) {
-    if (t_retried == a) return false;  // faulted again with no guard: not ours
-    t_retried = a;                     // maybe released since the fault: run it again once
+    // Maybe released since the fault: run it again once. Again at the same address with
+    // no release in between: not ours.
+    const std::uint64_t released = g_releases.load(std::memory_order_acquire);
+    if (t_retried == a && t_retried_at == released) return false;
+    t_retried = a;
+    t_retried_at = released;
     return true;
   }
   t_retried = 0;
@@ -88,7 +96,15 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
 void init_once() {
   static std::once_flag once;
   std::call_once(once, [] {
-    g_fault_fd.store(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), std::memory_order_relaxed);
+    // A private high number (process/libc.h): the handler writes to it, and a number the
+    // program could close and reuse would get those writes.
+    const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int high = fd >= 0 ? move_high(fd) : -1;
+    if (high >= 0)
+      ESOCK_LIBC(close)(fd);
+    else
+      high = fd;
+    g_fault_fd.store(high, std::memory_order_relaxed);
     add_fault_claim(claim_guard_fault);
   });
 }
@@ -129,6 +145,7 @@ void unguard(int i) {
   Slot& s = g_slots[i];
   unprotect_uncovered(i, s.begin.load(std::memory_order_relaxed),
                       s.end.load(std::memory_order_relaxed));
+  g_releases.fetch_add(1, std::memory_order_release);
   s.seq.fetch_add(1, std::memory_order_release);
   g_active.fetch_sub(1, std::memory_order_relaxed);
   futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
@@ -147,6 +164,9 @@ int protect(void* begin, std::size_t len) {
   for (int i = 0; i < max_guards; ++i) {
     Slot& s = g_slots[i];
     if ((s.seq.load(std::memory_order_relaxed) & 1) != 0) continue;
+    // A handler may still read this slot's old bounds: the new ones become visible only
+    // after the slot's sequence left the old guard's (the seqlock writer's fence).
+    std::atomic_thread_fence(std::memory_order_release);
     s.begin.store(b, std::memory_order_relaxed);
     s.end.store(b + len, std::memory_order_relaxed);
     // On before the pages turn read-only: a fault in between finds its guard.
@@ -154,6 +174,7 @@ int protect(void* begin, std::size_t len) {
     if (::mprotect(begin, len, PROT_READ) != 0) {
       const int err = errno;
       s.seq.fetch_add(1, std::memory_order_release);
+      futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);  // a wait_unguarded() that saw it on
       errno = err;
       return -1;
     }
@@ -204,6 +225,7 @@ bool overlaps(const void* p, std::size_t len) {
 
 void wait_unguarded(const void* p, std::size_t len) {
   if (len == 0) return;
+  const int saved = errno;  // free() keeps errno (glibc 2.33)
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   for (Slot& s : g_slots) {
     for (;;) {
@@ -215,6 +237,7 @@ void wait_unguarded(const void* p, std::size_t len) {
       futex(&s.seq, FUTEX_WAIT_PRIVATE, q);
     }
   }
+  errno = saved;
 }
 
 void forget_all_in_child() {

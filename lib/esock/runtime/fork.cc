@@ -199,7 +199,9 @@ void DdpRuntime::at_fork_prepare() {
         s->state() != Socket::State::connected)
       continue;
     Conn& c = *s->conn;
-    if (c.fork == Conn::Fork::none && ForkHandover::get().start_deciding(c.fork_slot, ::getpid()))
+    // One with asynchronous writes out stays the parent's: their pages are the parent's.
+    if (c.fork == Conn::Fork::none && c.async_writes.empty() &&
+        ForkHandover::get().start_deciding(c.fork_slot, ::getpid()))
       c.fork = Conn::Fork::deciding;
     if (c.fork == Conn::Fork::deciding) c.fork_deadline = until;
   }

@@ -263,7 +263,10 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
   if (c.stream) {
     c.stream->cancel_pull();  // a blocked reader's buffer is about to go away
     c.stream->drop_sink();    // likewise its sink: a late Write draws a Terminate
-    c.stream->cancel_rndv();
+    // A blocked writer's source goes (its call fails); asynchronous writes returned already
+    // and stay for the peer to pull: the close ladder waits for them (tx_idle). (A blocked
+    // writer that finds the socket closed gives up everything: release_lent.)
+    if (c.async_writes.empty()) c.stream->cancel_rndv();
     c.stream->shutdown_write();
   } else {
     // RAWMODE: the application may free its regions once close returns; revoke them so no
@@ -388,7 +391,16 @@ void DdpRuntime::drain_async_writes_at_exit() {
         const bool pending = std::any_of(rt.socks_.begin(), rt.socks_.end(), [](const auto& s) {
           return s->conn != nullptr && !s->conn->async_writes.empty();
         });
-        if (!pending || !rt.wait_until(lk, end)) break;
+        if (!pending) return;
+        if (!rt.wait_until(lk, end)) break;
+      }
+      // The peers did not pull in time: what is left is lost, and the pages are the
+      // application's again (its own exit handlers may free them).
+      for (const auto& s : rt.socks_) {
+        if (s->conn == nullptr || s->conn->async_writes.empty()) continue;
+        if (s->conn->stream) s->conn->stream->cancel_rndv();
+        for (const Conn::AsyncWrite& w : s->conn->async_writes) page_guard::release(w.guard);
+        s->conn->async_writes.clear();
       }
     });
   });

@@ -257,5 +257,43 @@ TEST(DdpZcopy, ExitRightAfterAnAsyncWriteDeliversIt) {
   ::close(lfd);
 }
 
+// close() right after asynchronous writes: they returned, so they are delivered (the
+// close waits for the peer to pull them, as the kernel sends what its buffer holds).
+TEST(DdpZcopy, CloseRightAfterAnAsyncWriteDeliversIt) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  const std::size_t n = 8 * 1024 * 1024;
+  Mapped buf(n);
+  std::memset(buf.p, 'D', n);
+  ASSERT_TRUE(write_all(p.cli, buf.p, n));
+  ASSERT_EQ(::close(p.cli), 0);
+  p.cli = -1;
+  std::this_thread::sleep_for(200ms);
+  std::vector<std::uint8_t> got(n + 1);
+  EXPECT_TRUE(read_all(p.srv, got.data(), n));
+  EXPECT_EQ(std::count(got.begin(), got.begin() + static_cast<long>(n), 'D'), static_cast<long>(n));
+  EXPECT_EQ(::read(p.srv, got.data(), 1), 0) << "end of stream after the data";
+}
+
+// Two threads writing large buffers to one socket in sync mode: each waits for its own
+// pull (neither fails, neither returns on the other's), and every octet arrives.
+TEST(DdpZcopy, TwoSyncWritersEachWaitForTheirOwnPull) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  const std::size_t n = 4 * 1024 * 1024;
+  std::vector<std::uint8_t> a(n, 'a'), b(n, 'b');
+  std::atomic<int> ok{0};
+  std::thread t1([&] { ok += write_all(p.cli, a.data(), n) ? 1 : 0; });
+  std::thread t2([&] { ok += write_all(p.cli, b.data(), n) ? 1 : 0; });
+  std::vector<std::uint8_t> got(2 * n);
+  EXPECT_TRUE(read_all(p.srv, got.data(), got.size()));
+  t1.join();
+  t2.join();
+  EXPECT_EQ(ok.load(), 2);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 'a'), static_cast<long>(n));
+  EXPECT_EQ(std::count(got.begin(), got.end(), 'b'), static_cast<long>(n));
+}
+
 }  // namespace
 }  // namespace esock_test
