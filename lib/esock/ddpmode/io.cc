@@ -86,11 +86,6 @@ bool writable_prefix(std::span<const mut_bytes> dst, std::size_t n) {
   return true;
 }
 
-void wait_unguarded(const iovec* iov, std::size_t n) {
-  if (!page_guard::any()) return;
-  for (std::size_t i = 0; i < n; ++i) page_guard::wait_unguarded(iov[i].iov_base, iov[i].iov_len);
-}
-
 std::size_t total_len(const msghdr* m) {
   std::size_t t = 0;
   for (std::size_t i = 0; i < m->msg_iovlen; ++i) t += m->msg_iov[i].iov_len;
@@ -406,7 +401,7 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
   // A buffer an asynchronous write still sends from (ESOCK_ZCOPY_ASYNC) is read-only until
   // the peer pulled it: wait for that before the lock, since a copy into it (or a pull the
   // stack places into it) would wait in the fault holding what the release needs.
-  wait_unguarded(msg->msg_iov, msg->msg_iovlen);
+  page_guard::wait_unguarded(msg->msg_iov, msg->msg_iovlen);
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);

@@ -70,8 +70,11 @@ int set_zcopy_mode(int fd, const void* val, socklen_t len) {
 int zcopy_mode(const Socket& s) {
   const int m = s.zcopy.load(std::memory_order_relaxed);
   if (m >= 0) return m;
-  const std::string& c = config().zcopy;
-  return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
+  static const int process_mode = [] {  // ESOCK_ZCOPY, read once (not per write)
+    const std::string& c = config().zcopy;
+    return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
+  }();
+  return process_mode;
 }
 
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {

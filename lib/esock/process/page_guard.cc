@@ -2,7 +2,6 @@
 
 #include <linux/futex.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,7 +12,6 @@
 #include <new>
 
 #include "esock/process/fault_signal.h"
-#include "esock/process/libc.h"
 
 namespace esock::sockets::page_guard {
 
@@ -31,7 +29,6 @@ Slot g_slots[max_guards];
 std::mutex g_mu;  // protect/release/forget (threads only)
 std::atomic<std::uint64_t> g_faults{0};
 std::atomic<int> g_active{0};  // guards on
-std::atomic<int> g_fault_fd{-1};
 
 std::atomic<std::uint64_t> g_releases{0};  // guards turned off so far
 // The last fault this thread ran again with no guard found: its address, and how many
@@ -81,11 +78,6 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
   Slot& s = g_slots[i];
   s.waiters.fetch_add(1, std::memory_order_acq_rel);
   g_faults.fetch_add(1, std::memory_order_relaxed);
-  const int fd = g_fault_fd.load(std::memory_order_relaxed);
-  if (fd >= 0) {
-    const std::uint64_t one = 1;
-    (void)!::write(fd, &one, sizeof one);
-  }
   while (s.seq.load(std::memory_order_acquire) == seq)
     futex(&s.seq, FUTEX_WAIT_PRIVATE, seq);  // EAGAIN when it changed already, EINTR
   s.waiters.fetch_sub(1, std::memory_order_acq_rel);
@@ -95,18 +87,7 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
 
 void init_once() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    // A private high number (process/libc.h): the handler writes to it, and a number the
-    // program could close and reuse would get those writes.
-    const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    int high = fd >= 0 ? move_high(fd) : -1;
-    if (high >= 0)
-      ESOCK_LIBC(close)(fd);
-    else
-      high = fd;
-    g_fault_fd.store(high, std::memory_order_relaxed);
-    add_fault_claim(claim_guard_fault);
-  });
+  std::call_once(once, [] { add_fault_claim(claim_guard_fault); });
 }
 
 std::uintptr_t page_size() {
@@ -206,11 +187,6 @@ std::uint64_t faults_taken() {
   return g_faults.load(std::memory_order_relaxed);
 }
 
-int fault_fd() {
-  init_once();
-  return g_fault_fd.load(std::memory_order_relaxed);
-}
-
 bool overlaps(const void* p, std::size_t len) {
   if (len == 0) return false;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -221,6 +197,11 @@ bool overlaps(const void* p, std::size_t len) {
       return true;
   }
   return false;
+}
+
+void wait_unguarded(const iovec* iov, std::size_t n) {
+  if (!any()) return;
+  for (std::size_t i = 0; i < n; ++i) wait_unguarded(iov[i].iov_base, iov[i].iov_len);
 }
 
 void wait_unguarded(const void* p, std::size_t len) {

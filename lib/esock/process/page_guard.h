@@ -4,16 +4,19 @@
 // RDMADONE. A thread that writes to a guarded page faults; esock's fault handler
 // (fault_signal.h) holds it there until the guard is released, then the write runs again
 // and lands (block-on-write). Copy-on-write releases early: the owner copies the pages
-// aside, points the transfer at the copy, and releases (faulted() tells it someone waits).
+// aside, points the transfer at the copy, and releases (faulted() tells it someone waits;
+// not built yet).
 //
 // The table is fixed (max_guards) and lock-free for the handler: it only reads the slots,
-// adds itself to a waiter count, writes to an eventfd and sleeps on a futex, all
-// async-signal-safe. protect() and release() are for threads, not signal handlers.
+// adds itself to a waiter count and sleeps on a futex, all async-signal-safe. protect() and
+// release() are for threads, not signal handlers.
 //
 // A fault on a page whose guard was released between the fault and the handler's look is
 // run again once (the page is writable by then); a second fault at the same address with
 // no guard is not esock's and goes on to the application's handler.
 #pragma once
+
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,9 +37,6 @@ void release(int guard);
 bool faulted(int guard);
 // Counts of faults held (for the socket's counters) since the process started.
 std::uint64_t faults_taken();
-// An eventfd that becomes readable when a thread is held in a fault (the owner may then
-// copy and release early); the count is cleared by reading it. -1 if none could be made.
-int fault_fd();
 // Whether any guard is on: one relaxed load, for the interposed free() (shim/memory.cc).
 bool any();
 // Whether any guard covers an octet of [p, p + len).
@@ -44,6 +44,8 @@ bool overlaps(const void* p, std::size_t len);
 // Blocks until no guard covers an octet of [p, p + len): a system call about to write into
 // the buffer (read(2) into it would fail with EFAULT, not fault) waits first.
 void wait_unguarded(const void* p, std::size_t len);
+// The same for every piece of an iovec array (one relaxed load when no guard is on).
+void wait_unguarded(const iovec* iov, std::size_t n);
 // A fork child: the guards stay on its copy of the pages but nothing there will release
 // them (its connections are the parent's), so every page gets its write permission back.
 void forget_all_in_child();

@@ -24,9 +24,7 @@ void wait_writable(void* buf, size_t n) {
     esock::sockets::page_guard::wait_unguarded(buf, n);
 }
 void wait_writable(const iovec* iov, int cnt) {
-  if (esock::sockets::page_guard::any()) [[unlikely]]
-    for (int i = 0; i < cnt; ++i)
-      esock::sockets::page_guard::wait_unguarded(iov[i].iov_base, iov[i].iov_len);
+  esock::sockets::page_guard::wait_unguarded(iov, static_cast<size_t>(cnt));
 }
 
 ssize_t ddp_send1(int fd, const void* buf, size_t n, int flags) {
