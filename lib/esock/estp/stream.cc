@@ -125,6 +125,8 @@ bool Stream::send(Message m, bytes_view payload) {
   }
   sbuf_payload_[i] = m.type == Type::data ? static_cast<std::uint32_t>(payload.size()) : 0;
   sfree_.pop_back();
+  ++sent_total_;
+  if (m.type == Type::fin) fin_seq_ = sent_total_;
   granted_total_ += m.credits;
   pending_loud_ = pending_quiet_ = 0;
   --credits_;
@@ -172,11 +174,13 @@ void Stream::send_due() {
   // Standalone credit (section 6). Grants for buffers that held a CREDIT are "quiet": on
   // their own they go back only in bulk (>= 2) to a starving peer, so two idle ends never
   // bounce one credit back and forth, and at most one grant per side is ever held back.
+  // After the peer's FIN every loud grant goes at once: the peer's close may wait for them
+  // (fin_delivered()).
   const std::uint32_t pending = pending_loud_ + pending_quiet_;
   const bool starving = peer_credits_estimate() <= 1;
   const std::uint32_t half = std::max<std::uint32_t>(1, local_.recv_buffers / 2);
-  const bool due =
-      pending_loud_ > 0 ? (pending >= half || starving) : (pending_quiet_ >= 2 && starving);
+  const bool due = pending_loud_ > 0 ? (pending >= half || starving || peer_fin_)
+                                     : (pending_quiet_ >= 2 && starving);
   if (due && send(Message{.type = Type::credit}, {})) return;
 }
 

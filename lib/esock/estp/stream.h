@@ -185,6 +185,11 @@ class Stream {
   // Nothing left to hand to the verbs (FIN included when wanted) and no source left for the
   // peer to pull (an asynchronous write's): close may proceed.
   bool tx_idle() const;
+  // Our FIN and every message before it reached the peer (or the stream failed): its
+  // grants cover them all. A receiver grants each buffer back at once after the FIN
+  // (section 6), so this holds once the peer's application read what we sent. A transport
+  // whose close ends both directions waits for it (section 8).
+  bool fin_delivered() const { return error_ != 0 || (fin_sent_ && grants_rx_ >= fin_seq_); }
   std::uint32_t send_credits() const { return credits_; }
   const StreamStats& stats() const { return stats_; }
 
@@ -290,6 +295,9 @@ class Stream {
   std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight
   bool fin_wanted_ = false, fin_sent_ = false;
   bool peer_closed_ = false;
+  // Messages posted, and the peer's grants received, since the start; fin_seq_: the count
+  // with our FIN (fin_delivered()).
+  std::uint64_t sent_total_ = 0, grants_rx_ = 0, fin_seq_ = 0;
   std::deque<Rndv> rndvs_;                    // outstanding, oldest first
   std::vector<ddp::stag_t> cancelled_stags_;  // cancelled ones the verbs may still read
   std::uint32_t next_rndv_id_ = 1;

@@ -55,6 +55,7 @@ void Stream::on_recv(const ddp::Completion& c) {
 
 void Stream::on_message(std::uint32_t buf, const Message& m) {
   credits_ += m.credits;
+  grants_rx_ += m.credits;
   const bool data_bearing = m.type == Type::data || m.type == Type::srcavail;
   if ((data_bearing || m.type == Type::fin || m.type == Type::writedone) && peer_fin_) {
     fail(EPROTO);  // nothing may follow FIN in the stream

@@ -66,6 +66,11 @@ class ProviderConn {
   virtual TransportState transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).
   virtual void shutdown() = 0;
+  // Whether shutdown() ends both directions (rdma_disconnect takes the queue pair out of
+  // RTS): octets the peer sends after it are never read, and the LLP's close then resets
+  // the connection, dropping what it still had to send. Close waits for the peer to have
+  // everything first (estp::Stream::fin_delivered).
+  virtual bool shutdown_ends_both() const { return false; }
   // Abortive close (SO_LINGER with a zero time, socket(7)): the transport resets at once,
   // whatever is queued. Kernel TCP does it itself when its socket closes (the option is on
   // it); an own stack resets its connection here.

@@ -65,6 +65,10 @@ class RdmacmConn final : public ProviderConn, public CmTarget {
   void on_ready(short) override {}
   void flush() override {}  // posting hands work to the device at once
   bool output_pending() const override { return verbs_ && verbs_->sends_outstanding() > 0; }
+  // siw stops reading its socket once the queue pair is CLOSING and releases it with what
+  // arrived unread: Linux answers with a reset and drops the unsent octets (seen in
+  // interop.rdmacm_suite, fd_semantics: a SINKAVAIL after the peer's close began).
+  bool shutdown_ends_both() const override { return true; }
   TransportState transport_state() const override;
   void shutdown() override;
   void abort() override;

@@ -359,7 +359,8 @@ void DdpRuntime::service(Socket& s) {
   }
   if (c.relay) c.pc->flush();  // what the child wrote
   update_signals(s);
-  close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending());
+  const bool delivered = !c.pc->shutdown_ends_both() || c.stream->fin_delivered();
+  close_step(c, ts, c.stream->tx_idle() && !c.pc->output_pending() && delivered);
 }
 
 void DdpRuntime::reap_async_writes(Conn& c) {

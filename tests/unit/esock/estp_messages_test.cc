@@ -550,6 +550,55 @@ TEST(EstpFin, GrantsAndRdmadoneStillArriveAfterPeerFin) {
   EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(100));
 }
 
+// Section 6: after the peer's FIN every loud grant goes back at once (before it, one waits
+// for more or for a starving peer): the peer's close over rdmacm waits for them.
+TEST(EstpFin, AfterThePeersFinEveryGrantGoesBackAtOnce) {
+  Lone e(local(8, 1024));
+  e.sent();
+  e.from_peer(data_msg(), bytes(5));
+  e.from_peer(data_msg(), bytes(6));
+  std::vector<std::uint8_t> buf;
+  ASSERT_EQ(e.read(buf, 5).n, 5u);
+  e.s().progress();
+  EXPECT_TRUE(e.sent().empty());  // 1 of 8 buffers and the peer has credit: held
+  e.from_peer(Message{.type = Type::fin});
+  auto m = e.sent();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].type, Type::credit);
+  EXPECT_EQ(m[0].credits, 2u);  // the held one and the FIN's
+  ASSERT_EQ(e.read(buf, 100).n, 6u);
+  e.s().progress();
+  m = e.sent();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].credits, 1u);
+  e.from_peer(Message{.type = Type::credit, .credits = 1});  // a quiet grant: still held
+  EXPECT_TRUE(e.sent().empty());
+}
+
+// Section 8: a close over rdmacm waits until the peer granted back every message up to
+// our FIN; grants for messages after it cannot count for it.
+TEST(EstpFin, TheFinIsDeliveredOnceThePeerGrantedEverythingUpToIt) {
+  Lone e(local(), Hello{false, 4, 256});
+  e.sent();
+  ASSERT_EQ(e.s().write(bytes(10), false), 10);
+  EXPECT_FALSE(e.s().fin_delivered());  // no FIN yet
+  e.s().shutdown_write();
+  ASSERT_EQ(e.sent().size(), 2u);
+  EXPECT_FALSE(e.s().fin_delivered());
+  e.from_peer(Message{.type = Type::credit, .credits = 1});  // the DATA's
+  EXPECT_FALSE(e.s().fin_delivered());
+  e.from_peer(Message{.type = Type::credit, .credits = 1});  // the FIN's
+  EXPECT_TRUE(e.s().fin_delivered());
+
+  Lone f(local(), Hello{false, 4, 256});
+  f.s().shutdown_write();
+  f.from_peer(Message{.type = Type::data, .length = 1}, bytes(1));
+  EXPECT_FALSE(f.s().fin_delivered());
+  f.from_peer_raw(bytes(3));  // malformed: the stream failed, nothing to wait for
+  EXPECT_NE(f.s().error(), 0);
+  EXPECT_TRUE(f.s().fin_delivered());
+}
+
 // Issue 14, item 1: the peer's socket is closed (its TCP FIN arrived): nothing written can
 // be read any more, so writes fail with EPIPE as on TCP (they waited for credits forever,
 // or a non-blocking writer spun on EAGAIN); what arrived before is still read, then EOF.
