@@ -110,6 +110,34 @@ TEST(DdpZcopy, EveryModeDeliversEveryOctet) {
   }
 }
 
+// The modes are the byte stream's: a MSGMODE socket ignores ESOCK_ZCOPY=copy, so a message
+// larger than the reader's receive buffers (16 x 64 KiB) still goes by rendezvous (copied,
+// it would wait for credits the whole-message reader never grants:
+// DpdkMsgmode.EchoKeepsEveryMessageWhole hung so over rdmacm). Run with ESOCK_ZCOPY=copy
+// by integration.esock.ddp_msgmode_under_zcopy_copy.
+TEST(DdpZcopy, MsgmodeIgnoresTheProcessCopyMode) {
+  const char* z = std::getenv("ESOCK_ZCOPY");
+  if (z == nullptr || std::string(z) != "copy") GTEST_SKIP() << "needs ESOCK_ZCOPY=copy";
+  std::uint16_t port = 0;
+  const int lfd = ddp_listener(&port, true);
+  ASSERT_GE(lfd, 0);
+  int srv = -1;
+  std::thread t([&] { srv = ::accept(lfd, nullptr, nullptr); });
+  const int cli = ddp_connect(port, true);
+  t.join();
+  ASSERT_GE(cli, 0);
+  ASSERT_GE(srv, 0);
+  const std::size_t n = 2 * 1024 * 1024;
+  const auto out = pattern(n, 5);
+  std::vector<std::uint8_t> in(n + 1);
+  std::thread reader([&] { EXPECT_EQ(::recv(srv, in.data(), in.size(), 0), ssize_t(n)); });
+  EXPECT_EQ(::send(cli, out.data(), n, 0), ssize_t(n));
+  reader.join();
+  in.resize(n);
+  EXPECT_TRUE(in == out);
+  for (int fd : {cli, srv, lfd}) ::close(fd);
+}
+
 // The AZ-SDP contract (../shared/seeds/000_*): write() returns before the peer pulled the
 // data, the pages it sends from are read-only meanwhile, and a program that overwrites its
 // buffer at once and writes again sends the first contents, then the second: its store
