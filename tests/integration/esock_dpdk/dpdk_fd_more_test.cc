@@ -126,7 +126,11 @@ TEST(DpdkFd, ReadinessWaitsRunTheStackInTheWaitingThread) {
       ASSERT_EQ(::epoll_pwait(ep, &got, 1, 10000, &none), 1);
       EXPECT_TRUE(got.events & EPOLLIN);
     }
-    EXPECT_GT(esock_inline_rounds(), before) << calls[round];
+    // Over a provider on the kernel's (rdmacm) there is no own stack to run: the wait is
+    // the kernel's alone (wait_ready), and what else ran rounds meanwhile is timing.
+    if (!PeerEnv::external()) {
+      EXPECT_GT(esock_inline_rounds(), before) << calls[round];
+    }
     ASSERT_TRUE(read_all(fd, reinterpret_cast<std::uint8_t*>(b), 4));
     EXPECT_EQ(std::memcmp(b, "ping", 4), 0);
   }

@@ -332,7 +332,8 @@ fd_suite() {
     failed=$(sed -n 's/^\[  FAILED  \] \([A-Za-z][^ ]*\).*/\1/p' "$tlog" | sort -u | wc -l)
     detail="${passed:-0} passed, ${skipped:-0} skipped (the dpdk stack's own addresses), $failed failed; 2 signal tests left out"
     [ $rc = 0 ] && [ "${passed:-0}" -gt 0 ] && result=pass
-    [ $result = pass ] || grep '^\[  FAILED  \] [A-Za-z]' "$tlog" | head -5
+    # What failed and where, for a CI log that keeps only this output.
+    [ $result = pass ] || grep -A5 ': Failure$' "$tlog" | head -40
   fi
   "$H" kill "$GB" "$pjob" >/dev/null 2>&1
   secs=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
