@@ -67,20 +67,6 @@ int set_zcopy_mode(int fd, const void* val, socklen_t len) {
 
 }  // namespace
 
-int zcopy_mode(const Socket& s) {
-  // The modes are the byte stream's (the option is refused on the others): a MSGMODE
-  // message larger than the reader's buffers can only go by rendezvous, as a copied one
-  // would wait for credits its whole-message reader never grants.
-  if (s.msgmode() || s.rawmode()) return ESOCK_ZCOPY_SYNC;
-  const int m = s.zcopy.load(std::memory_order_relaxed);
-  if (m >= 0) return m;
-  static const int process_mode = [] {  // ESOCK_ZCOPY, read once (not per write)
-    const std::string& c = config().zcopy;
-    return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
-  }();
-  return process_mode;
-}
-
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   if (level != SOL_ESOCK) {
     // SO_*/TCP_* options apply to the kernel socket behind the descriptor.

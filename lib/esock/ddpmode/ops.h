@@ -20,8 +20,6 @@ ssize_t ddp_sendmsg(int fd, const msghdr* msg, int flags);
 ssize_t ddp_recvmsg(int fd, msghdr* msg, int flags);
 int ddp_shutdown(int fd, int how);
 class Socket;
-// The ESOCK_ZCOPY_* mode of a socket's large writes: its ESOCK_ZCOPY_MODE, else ESOCK_ZCOPY's.
-int zcopy_mode(const Socket& s);
 
 // close and dup2/dup3 over a DDPMODE number: the table lets go of the number *before* libc
 // gives it back to the kernel (fd_take), else a socket another thread opens in between

@@ -202,6 +202,7 @@ std::ptrdiff_t Stream::write(bytes_view data, bool eom) {
     if (!send(m, data.subspan(taken, chunk))) break;
     taken += chunk;
   }
+  stats_.copied_octets_tx += taken;
   if (taken > 0) return static_cast<std::ptrdiff_t>(taken);
   return error_ != 0 ? -error_ : -EAGAIN;  // a failed post fails the connection
 }
@@ -259,6 +260,7 @@ std::optional<std::size_t> Stream::rndv_finished() {
   if (!give_back(r.stag, &r.deregistered)) return std::nullopt;
   const std::size_t n = std::min(r.pulled, r.len);
   stats_.rdmadone_clamped += r.pulled > r.len;
+  stats_.zcopy_octets_tx += n;
   rndvs_.pop_front();
   return n;
 }

@@ -45,6 +45,9 @@ struct StreamStats {
   std::uint64_t data_tx = 0, data_rx = 0, credit_tx = 0, srcavail_tx = 0, srcavail_rx = 0;
   std::uint64_t zero_copy_pulls = 0, bounce_pulls = 0;
   std::uint64_t sinks_offered = 0, sinks_written = 0, sink_writes = 0;
+  // Octets written: copied into DATA messages, and sent by reference (pulled from our
+  // sources, or RDMA-written into the peer's sinks) once each finished.
+  std::uint64_t copied_octets_tx = 0, zcopy_octets_tx = 0;
   // Bounds a peer hit (docs/security.md): its Hello asked for more send memory than we
   // give (1 at most), an RDMADONE claimed more than the offer.
   std::uint64_t hello_clamped = 0, rdmadone_clamped = 0;

@@ -163,6 +163,7 @@ std::optional<std::size_t> Stream::sink_write_finished() {
   if (!swrite_.active || !swrite_.completed) return std::nullopt;
   if (!give_back(swrite_.stag, &swrite_.deregistered)) return std::nullopt;
   const std::size_t n = swrite_.len;
+  stats_.zcopy_octets_tx += n;
   swrite_ = SinkWrite{};
   return n;
 }

@@ -23,6 +23,7 @@ struct Slot {
   std::atomic<std::uint32_t> seq{0};
   std::atomic<std::uintptr_t> begin{0}, end{0};
   std::atomic<std::uint32_t> waiters{0};
+  std::atomic<std::uint32_t> faults{0};  // held on this guard (release() hands them out)
 };
 
 Slot g_slots[max_guards];
@@ -78,6 +79,7 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
   Slot& s = g_slots[i];
   s.waiters.fetch_add(1, std::memory_order_acq_rel);
   g_faults.fetch_add(1, std::memory_order_relaxed);
+  s.faults.fetch_add(1, std::memory_order_relaxed);
   while (s.seq.load(std::memory_order_acquire) == seq)
     futex(&s.seq, FUTEX_WAIT_PRIVATE, seq);  // EAGAIN when it changed already, EINTR
   s.waiters.fetch_sub(1, std::memory_order_acq_rel);
@@ -166,10 +168,12 @@ int protect(void* begin, std::size_t len) {
   return -1;
 }
 
-void release(int guard) {
-  if (guard < 0 || guard >= max_guards) return;
+std::uint32_t release(int guard) {
+  if (guard < 0 || guard >= max_guards) return 0;
   const std::lock_guard lk(g_mu);
-  if ((g_slots[guard].seq.load(std::memory_order_relaxed) & 1) != 0) unguard(guard);
+  if ((g_slots[guard].seq.load(std::memory_order_relaxed) & 1) == 0) return 0;
+  unguard(guard);
+  return g_slots[guard].faults.exchange(0, std::memory_order_relaxed);
 }
 
 bool faulted(int guard) {

@@ -32,7 +32,9 @@ constexpr int max_guards = 256;
 // out), EINVAL, or mprotect's error.
 int protect(void* begin, std::size_t len);
 // Gives the pages their write permission back and wakes the threads that faulted on them.
-void release(int guard);
+// Returns how many faults the guard held (for the socket's counters; one that raced the
+// release may count for the slot's next guard instead).
+std::uint32_t release(int guard);
 // A thread is held in a fault on this guard now.
 bool faulted(int guard);
 // Counts of faults held (for the socket's counters) since the process started.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/steady_clock.h"
+#include "esock/esock.h"
 #include "esock/process/addr_text.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
@@ -117,13 +118,31 @@ void RuntimeMutex::lock_after_waiters() {
   m_.lock();
 }
 
+int zcopy_mode(const Socket& s) {
+  // The modes are the byte stream's (the option is refused on the others): a MSGMODE
+  // message larger than the reader's buffers can only go by rendezvous, as a copied one
+  // would wait for credits its whole-message reader never grants.
+  if (s.msgmode() || s.rawmode()) return ESOCK_ZCOPY_SYNC;
+  const int m = s.zcopy.load(std::memory_order_relaxed);
+  if (m >= 0) return m;
+  static const int process_mode = [] {  // ESOCK_ZCOPY, read once (not per write)
+    const std::string& c = config().zcopy;
+    return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
+  }();
+  return process_mode;
+}
+
+void Conn::release_guard(int guard) {
+  guard_faults += page_guard::release(guard);
+}
+
 void Conn::release() {
   if (fork_slot && fork == Fork::none) ForkHandover::get().free(fork_slot, ::getpid());
   fork_slot = {};
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
-  pc.reset();                                                             // closes the transport
-  for (const AsyncWrite& w : async_writes) page_guard::release(w.guard);  // nothing reads them
+  pc.reset();                                                       // closes the transport
+  for (const AsyncWrite& w : async_writes) release_guard(w.guard);  // nothing reads them
   async_writes.clear();
   relay.reset();
   close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
@@ -367,7 +386,7 @@ void DdpRuntime::reap_async_writes(Conn& c) {
   estp::Stream& st = *c.stream;
   while (!c.async_writes.empty() && st.rndv_front_id() == c.async_writes.front().rndv_id &&
          st.rndv_finished()) {
-    page_guard::release(c.async_writes.front().guard);
+    c.release_guard(c.async_writes.front().guard);
     c.async_writes.pop_front();
   }
   if (c.async_writes.empty()) return;
@@ -376,7 +395,7 @@ void DdpRuntime::reap_async_writes(Conn& c) {
   // guarded until the transport reads none of them.
   if (st.error() != 0 || st.peer_gone()) st.cancel_rndv();
   if (!st.rndv_active() && st.rndv_released()) {
-    for (const Conn::AsyncWrite& w : c.async_writes) page_guard::release(w.guard);
+    for (const Conn::AsyncWrite& w : c.async_writes) c.release_guard(w.guard);
     c.async_writes.clear();
   }
 }
@@ -400,7 +419,7 @@ void DdpRuntime::drain_async_writes_at_exit() {
       for (const auto& s : rt.socks_) {
         if (s->conn == nullptr || s->conn->async_writes.empty()) continue;
         if (s->conn->stream) s->conn->stream->cancel_rndv();
-        for (const Conn::AsyncWrite& w : s->conn->async_writes) page_guard::release(w.guard);
+        for (const Conn::AsyncWrite& w : s->conn->async_writes) s->conn->release_guard(w.guard);
         s->conn->async_writes.clear();
       }
     });

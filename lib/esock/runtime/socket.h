@@ -50,6 +50,9 @@ struct Conn {
     int guard;  // -1: the pages were not writable anyway
   };
   std::deque<AsyncWrite> async_writes;
+  // Counters (esock-stat): asynchronous writes started, and write faults their guards held.
+  std::uint64_t async_writes_total = 0, guard_faults = 0;
+  void release_guard(int guard);  // page_guard::release, counting its faults
   // fork (runtime/fork_handover.h): the connection's word in the process family's table
   // (kernel-TCP connections only), and where this process stands: none (the connection is
   // ours), deciding (we forked: until our application uses or closes it, or fork_deadline),
@@ -217,5 +220,9 @@ class Socket {
   bool msgmode_ = false;
   bool rawmode_ = false;
 };
+
+// The ESOCK_ZCOPY_* mode of a socket's large writes: its ESOCK_ZCOPY_MODE, else ESOCK_ZCOPY's
+// (docs/sockets.md, "Zero-copy modes").
+int zcopy_mode(const Socket& s);
 
 }  // namespace esock::sockets

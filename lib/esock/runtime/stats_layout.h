@@ -12,7 +12,7 @@
 namespace esock::stats {
 
 inline constexpr char magic[8] = {'E', 'S', 'O', 'C', 'K', 'S', 'T', '1'};
-inline constexpr std::uint32_t layout_version = 1;
+inline constexpr std::uint32_t layout_version = 2;
 inline constexpr const char* file_prefix = "esock-stat.";  // + pid, under /dev/shm
 inline constexpr std::uint32_t max_conns = 256;
 inline constexpr std::uint32_t max_counters = 64;
@@ -42,7 +42,12 @@ struct Conn {
   // Queue depths: octets received and not read yet, written and not sent yet (ESTP).
   std::uint64_t rx_queued, tx_queued;
   std::uint8_t terminated;  // a Terminate was sent or received
-  std::uint8_t pad2[7];
+  std::uint8_t pad2[3];
+  // Zero-copy (docs/sockets.md, "Zero-copy modes"): the mode of large writes (ESOCK_ZCOPY_*),
+  // octets written by copy and by reference, asynchronous writes started, and the write
+  // faults their guarded pages held (block-on-write).
+  std::int32_t zcopy_mode;
+  std::uint64_t copied_tx, zcopy_tx, async_writes, guard_faults;
 };
 
 struct Region {

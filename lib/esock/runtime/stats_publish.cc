@@ -42,6 +42,7 @@ void describe(const Socket& s, stats::Conn* c) {
   c->error = s.error;
   c->bytes_tx = s.bytes_tx.load(std::memory_order_relaxed);
   c->bytes_rx = s.bytes_rx.load(std::memory_order_relaxed);
+  c->zcopy_mode = zcopy_mode(s);
   if (s.lis && s.lis->pl) {  // a listener: its port
     sockaddr_storage a{};
     socklen_t len = sizeof a;
@@ -62,6 +63,8 @@ void describe(const Socket& s, stats::Conn* c) {
   c->ooo_segments = k.ooo_segments;
   c->ooo_placed = k.ooo_placed;
   c->terminated = k.terminated ? 1 : 0;
+  c->async_writes = s.conn->async_writes_total;
+  c->guard_faults = s.conn->guard_faults;
   if (s.state() == Socket::State::connected) {
     const mpa::Negotiated& n = pc.negotiated();
     c->mpa_revision = n.revision;
@@ -86,6 +89,8 @@ void describe(const Socket& s, stats::Conn* c) {
     c->sinks_offered = x.sinks_offered;
     c->sinks_written = x.sinks_written;
     c->sink_writes = x.sink_writes;
+    c->copied_tx = x.copied_octets_tx;
+    c->zcopy_tx = x.zcopy_octets_tx;
   }
 }
 

@@ -83,6 +83,11 @@ if s["bytes_rx"] != n: fail(f"server bytes_rx {s['bytes_rx']} != {n}")
 for tx, rx in (("data_tx", "data_rx"), ("srcavail_tx", "srcavail_rx"), ("sink_writes", "sinks_written")):
     if c[tx] != s[rx]: fail(f"client {tx} {c[tx]} != server {rx} {s[rx]}")
 if c["data_tx"] + c["srcavail_tx"] + c["sink_writes"] == 0: fail("no stream message counted")
+# Every octet written went by copy or by reference, once (the default mode: sync).
+if c["zcopy_mode"] != 1: fail(f"client zcopy_mode {c['zcopy_mode']}, expected 1 (sync)")
+if c["copied_tx"] + c["zcopy_tx"] != n or c["zcopy_tx"] == 0:
+    fail(f"client copied_tx {c['copied_tx']} + zcopy_tx {c['zcopy_tx']} != {n} (or none by reference)")
+if c["async_writes"] != 0 or c["guard_faults"] != 0: fail(f"async counters in sync mode: {c}")
 # Every FPDU one end framed, the other took in (the connection is idle now).
 if c["fpdus_tx"] != s["fpdus_rx"] or s["fpdus_tx"] != c["fpdus_rx"] or c["fpdus_tx"] == 0:
     fail(f"FPDUs: client {c['fpdus_tx']}/{c['fpdus_rx']}, server {s['fpdus_tx']}/{s['fpdus_rx']}")
