@@ -174,12 +174,14 @@ void Stream::send_due() {
   // Standalone credit (section 6). Grants for buffers that held a CREDIT are "quiet": on
   // their own they go back only in bulk (>= 2) to a starving peer, so two idle ends never
   // bounce one credit back and forth, and at most one grant per side is ever held back.
-  // After the peer's FIN every loud grant goes at once: the peer's close may wait for them
-  // (fin_delivered()).
+  // After the peer's FIN, once everything before it was read, the grants go at once: the
+  // peer's close may wait for them (fin_delivered()). Not before: a partial grant could
+  // take our last credit and leave the rest held for good.
   const std::uint32_t pending = pending_loud_ + pending_quiet_;
   const bool starving = peer_credits_estimate() <= 1;
   const std::uint32_t half = std::max<std::uint32_t>(1, local_.recv_buffers / 2);
-  const bool due = pending_loud_ > 0 ? (pending >= half || starving || peer_fin_)
+  const bool all_read_to_fin = peer_fin_ && rq_.empty();
+  const bool due = pending_loud_ > 0 ? (pending >= half || starving || all_read_to_fin)
                                      : (pending_quiet_ >= 2 && starving);
   if (due && send(Message{.type = Type::credit}, {})) return;
 }

@@ -152,6 +152,7 @@ int protect(void* begin, std::size_t len) {
     std::atomic_thread_fence(std::memory_order_release);
     s.begin.store(b, std::memory_order_relaxed);
     s.end.store(b + len, std::memory_order_relaxed);
+    s.faults.store(0, std::memory_order_relaxed);  // a fork child's forgotten guard's
     // On before the pages turn read-only: a fault in between finds its guard.
     s.seq.fetch_add(1, std::memory_order_release);
     if (::mprotect(begin, len, PROT_READ) != 0) {

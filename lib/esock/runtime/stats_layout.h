@@ -44,8 +44,9 @@ struct Conn {
   std::uint8_t terminated;  // a Terminate was sent or received
   std::uint8_t pad2[3];
   // Zero-copy (docs/sockets.md, "Zero-copy modes"): the mode of large writes (ESOCK_ZCOPY_*),
-  // octets written by copy and by reference, asynchronous writes started, and the write
-  // faults their guarded pages held (block-on-write).
+  // octets sent by copy and by reference (counted once each finished: an asynchronous write
+  // not pulled yet, a cancelled one or a failed sink write is in bytes_tx only), asynchronous
+  // writes started, and the write faults their guarded pages held (block-on-write).
   std::int32_t zcopy_mode;
   std::uint64_t copied_tx, zcopy_tx, async_writes, guard_faults;
 };

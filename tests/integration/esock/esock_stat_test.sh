@@ -44,12 +44,12 @@ c.sendall(bytes(range(256)) * ($N // 256) + b"x" * ($N % 256))
 open("$TMP/client.sent", "w").write("$N")
 while not os.path.exists("$TMP/stop"): time.sleep(0.05)
 PYEOF
-"$ESOCKRUN" -q --ddp -p ksock -e ESOCK_FALLBACK=fail -- $PY "$TMP/server.py" 2>"$TMP/server.err" &
+"$ESOCKRUN" -q --ddp -p ksock -e ESOCK_FALLBACK=fail -e ESOCK_ZCOPY=sync -- $PY "$TMP/server.py" 2>"$TMP/server.err" &
 SPID=$!
 PIDS+=($SPID)
 for _ in $(seq 200); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 [ -s "$TMP/port" ] || fail "the server did not start: $(cat "$TMP/server.err")"
-"$ESOCKRUN" -q --ddp -p ksock -e ESOCK_FALLBACK=fail -- $PY "$TMP/client.py" 2>"$TMP/client.err" &
+"$ESOCKRUN" -q --ddp -p ksock -e ESOCK_FALLBACK=fail -e ESOCK_ZCOPY=sync -- $PY "$TMP/client.py" 2>"$TMP/client.err" &
 CPID=$!
 PIDS+=($CPID)
 for _ in $(seq 400); do [ -s "$TMP/server.got" ] && [ -s "$TMP/client.sent" ] && break; sleep 0.05; done

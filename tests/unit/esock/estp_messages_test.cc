@@ -562,15 +562,13 @@ TEST(EstpFin, AfterThePeersFinEveryGrantGoesBackAtOnce) {
   e.s().progress();
   EXPECT_TRUE(e.sent().empty());  // 1 of 8 buffers and the peer has credit: held
   e.from_peer(Message{.type = Type::fin});
-  auto m = e.sent();
-  ASSERT_EQ(m.size(), 1u);
-  EXPECT_EQ(m[0].type, Type::credit);
-  EXPECT_EQ(m[0].credits, 2u);  // the held one and the FIN's
+  EXPECT_TRUE(e.sent().empty());  // 6 octets before the FIN are unread: still held
   ASSERT_EQ(e.read(buf, 100).n, 6u);
   e.s().progress();
-  m = e.sent();
+  const auto m = e.sent();
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_EQ(m[0].credits, 1u);
+  EXPECT_EQ(m[0].type, Type::credit);
+  EXPECT_EQ(m[0].credits, 3u);  // both DATA buffers and the FIN's, at once
   e.from_peer(Message{.type = Type::credit, .credits = 1});  // a quiet grant: still held
   EXPECT_TRUE(e.sent().empty());
 }
@@ -589,6 +587,24 @@ TEST(EstpFin, TheFinIsDeliveredOnceThePeerGrantedEverythingUpToIt) {
   EXPECT_FALSE(e.s().fin_delivered());
   e.from_peer(Message{.type = Type::credit, .credits = 1});  // the FIN's
   EXPECT_TRUE(e.s().fin_delivered());
+
+  // A message of ours after the FIN (a CREDIT for what we read: R = 2 grants each at once)
+  // is not the FIN's: its grant does not count for it.
+  Lone g(local(2, 1024), Hello{false, 4, 256});
+  g.sent();
+  ASSERT_EQ(g.s().write(bytes(10), false), 10);
+  g.s().shutdown_write();
+  g.from_peer(data_msg(), bytes(1));
+  std::vector<std::uint8_t> buf;
+  ASSERT_EQ(g.read(buf, 10).n, 1u);
+  g.s().progress();
+  const auto m = g.sent();
+  ASSERT_EQ(m.size(), 3u);  // DATA, FIN, then a CREDIT
+  EXPECT_EQ(m[2].type, Type::credit);
+  g.from_peer(Message{.type = Type::credit, .credits = 1});
+  EXPECT_FALSE(g.s().fin_delivered());
+  g.from_peer(Message{.type = Type::credit, .credits = 1});  // DATA and FIN granted
+  EXPECT_TRUE(g.s().fin_delivered());
 
   Lone f(local(), Hello{false, 4, 256});
   f.s().shutdown_write();
