@@ -28,6 +28,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,19 +163,26 @@ void serve(int c) {
   }
 }
 
+// One thread per connection, the acceptor waiting in select() (a thread blocked in a
+// DDPMODE accept() would run the stack's rounds itself, spinning beside the connections'
+// threads: 1 KiB round trips took 130 us instead of 5 on this 2-core machine).
 [[noreturn]] void server_main(int plain_l, int ddp_l) {
-  for (int l : {plain_l, ddp_l})
-    std::thread([l] {
-      for (;;) {
-        const int c = ::accept(l, nullptr, nullptr);
-        if (c < 0) continue;
-        std::thread([c] {
-          serve(c);
-          ::close(c);
-        }).detach();
-      }
-    }).detach();
-  for (;;) ::pause();
+  for (;;) {
+    fd_set r;
+    FD_ZERO(&r);
+    FD_SET(plain_l, &r);
+    FD_SET(ddp_l, &r);
+    if (::select(std::max(plain_l, ddp_l) + 1, &r, nullptr, nullptr, nullptr) < 0) ::_exit(1);
+    for (int l : {plain_l, ddp_l}) {
+      if (!FD_ISSET(l, &r)) continue;
+      const int c = ::accept(l, nullptr, nullptr);
+      if (c < 0) continue;
+      std::thread([c] {
+        serve(c);
+        ::close(c);
+      }).detach();
+    }
+  }
 }
 
 std::uint16_t g_ports[2];  // plain, DDPMODE

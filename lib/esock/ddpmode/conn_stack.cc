@@ -264,6 +264,7 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
       }
       pc = std::move(ls.lis->ready.front());
       ls.lis->ready.pop_front();
+      rt.listener_taken(*ls.lis);
       if (pc->peer_not_mpa() || pc->peer_silent()) {
         sockaddr_storage peer{};
         socklen_t plen = sizeof peer;

@@ -531,6 +531,10 @@ void DdpRuntime::service_listener(Socket& s) {
   set_readable(l.sig_a, l.sig_l, !l.ready.empty(), &l.sig_readable);
 }
 
+void DdpRuntime::listener_taken(StackListen& l) {
+  set_readable(l.sig_a, l.sig_l, !l.ready.empty(), &l.sig_readable);
+}
+
 // A shared listener's set-up connections go to the family's queue, oldest first; what a
 // full queue does not take waits in `ready` for the next round.
 void DdpRuntime::queue_ready(StackListen& l) {

@@ -199,6 +199,10 @@ class DdpRuntime {
   // An own-stack listener's round: MPA set-up of new connections off the accept path
   // (StackListen), and its number readable while a negotiated connection waits.
   void service_listener(Socket& s);
+  // After accept took a connection: the number is readable only while another waits (a
+  // select() right after the accept must not see the one just taken, or the next accept
+  // blocks: a select-and-accept loop that hands connections to threads hung so).
+  void listener_taken(StackListen& l);
   // The descriptors of a listener whose set-up needs the kernel (ksock): its listening
   // socket while it has room, and its negotiating connections; polled(pc) per pollfd added.
   void poll_listener(Socket& s, std::vector<pollfd>* pfds,

@@ -498,6 +498,10 @@ TEST(DpdkFd, ListenerHereAcceptsThePeerConnectingBack) {
   const int c = ::accept(l, reinterpret_cast<sockaddr*>(&from), &fl);
   ASSERT_GE(c, 0) << std::strerror(errno);
   EXPECT_EQ(esock_is_ddp(c), 1);
+  // Its only connection taken, the listener is not readable any more, at once (it stayed
+  // so until the next round, and a select-and-accept loop then blocked in accept).
+  pollfd lp{l, POLLIN, 0};
+  EXPECT_EQ(::poll(&lp, 1, 0), 0) << "the listener still polls readable";
   char ip[INET_ADDRSTRLEN] = "?";
   ::inet_ntop(AF_INET, &from.sin_addr, ip, sizeof ip);
   EXPECT_STREQ(ip, PeerEnv::peer_ip());
