@@ -6,10 +6,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "esock/process/fault_signal.h"
 
@@ -190,6 +192,27 @@ bool any() {
 
 std::uint64_t faults_taken() {
   return g_faults.load(std::memory_order_relaxed);
+}
+
+bool all_unguarded(const void* p, std::size_t len, bool (*f)(const void* begin, std::size_t len)) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t e = a + len;
+  std::pair<std::uintptr_t, std::uintptr_t> cover[max_guards];  // guards inside, clipped
+  int n = 0;
+  for (const Slot& s : g_slots) {
+    if ((s.seq.load(std::memory_order_acquire) & 1) == 0) continue;
+    const std::uintptr_t b = std::max(a, s.begin.load(std::memory_order_relaxed));
+    const std::uintptr_t c = std::min(e, s.end.load(std::memory_order_relaxed));
+    if (b < c) cover[n++] = {b, c};
+  }
+  std::sort(cover, cover + n);
+  std::uintptr_t at = a;
+  for (int i = 0; i < n; ++i) {
+    if (cover[i].first > at && !f(reinterpret_cast<const void*>(at), cover[i].first - at))
+      return false;
+    at = std::max(at, cover[i].second);
+  }
+  return at >= e || f(reinterpret_cast<const void*>(at), e - at);
 }
 
 bool overlaps(const void* p, std::size_t len) {

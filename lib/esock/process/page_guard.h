@@ -43,6 +43,9 @@ std::uint64_t faults_taken();
 bool any();
 // Whether any guard covers an octet of [p, p + len).
 bool overlaps(const void* p, std::size_t len);
+// Whether f(begin, len) holds for every piece of [p, p + len) no guard covers (in address
+// order; true if none is left). A guarded piece was writable when it was guarded.
+bool all_unguarded(const void* p, std::size_t len, bool (*f)(const void* begin, std::size_t len));
 // Blocks until no guard covers an octet of [p, p + len): a system call about to write into
 // the buffer (read(2) into it would fail with EFAULT, not fault) waits first.
 void wait_unguarded(const void* p, std::size_t len);

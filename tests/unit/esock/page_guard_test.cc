@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace esock::sockets {
 namespace {
@@ -79,6 +81,36 @@ TEST(PageGuard, OverlapsAndWaitUnguarded) {
   t.join();
   EXPECT_FALSE(page_guard::overlaps(b.p, b.len));
   b.p[page] = 3;  // writable again, no fault
+}
+
+// The writability check of a buffer written again while guarded (io.cc write_async):
+// only the pieces no guard covers are handed to the probe, in order.
+TEST(PageGuard, AllUnguardedVisitsOnlyTheUncoveredPieces) {
+  Pages b(6);
+  const int g1 = page_guard::protect(b.p + page, page);
+  const int g2 = page_guard::protect(b.p + 3 * page, 2 * page);
+  ASSERT_GE(g1, 0);
+  ASSERT_GE(g2, 0);
+  static std::vector<std::pair<std::uintptr_t, std::size_t>> seen;
+  seen.clear();
+  const auto note = [](const void* p, std::size_t n) {
+    seen.emplace_back(reinterpret_cast<std::uintptr_t>(p), n);
+    return true;
+  };
+  EXPECT_TRUE(page_guard::all_unguarded(b.p, b.len, note));
+  const auto a = reinterpret_cast<std::uintptr_t>(b.p);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], std::make_pair(a, page));
+  EXPECT_EQ(seen[1], std::make_pair(a + 2 * page, page));
+  EXPECT_EQ(seen[2], std::make_pair(a + 5 * page, page));
+  seen.clear();
+  EXPECT_TRUE(page_guard::all_unguarded(b.p + page, page, note));  // all guarded
+  EXPECT_TRUE(seen.empty());
+  EXPECT_FALSE(page_guard::all_unguarded(b.p, 2 * page, [](const void*, std::size_t) {
+    return false;  // a piece that is not writable
+  }));
+  page_guard::release(g1);
+  page_guard::release(g2);
 }
 
 TEST(PageGuard, RefusesWhatItCannotGuard) {
