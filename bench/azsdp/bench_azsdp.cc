@@ -33,7 +33,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dirent.h>
 
 #include <algorithm>
 #include <atomic>
@@ -43,49 +42,32 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "esock/esock.h"
+#include "socket_bench.h"
 
 namespace {
+
+using esock_bench::cpu_seconds;
+using esock_bench::now;
+using esock_bench::read_all;
+using esock_bench::write_all;
 
 enum Contender { kernel = 0, bsdp = 1, zsdp = 2, azsdp = 3 };  // copy, sync, async
 const char* const contender_names[] = {"kernel", "copy", "sync", "async"};
 const int zmodes[] = {-1, ESOCK_ZCOPY_COPY, ESOCK_ZCOPY_SYNC, ESOCK_ZCOPY_ASYNC};
 
-struct Cmd {  // the client's first 24 octets on every connection
+struct Cmd {           // the client's first 24 octets on every connection
   std::uint32_t op;    // 1 ping-pong, 2 stream
   std::uint32_t size;  // octets per write
   std::uint64_t count;
   std::int32_t zmode;  // the server's ESOCK_ZCOPY_MODE, -1 for plain TCP
   std::uint32_t pad;
 };
-
-bool write_all(int fd, const void* p, std::size_t n) {
-  const auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* p, std::size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, c, n);
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
 
 // A page-aligned buffer (what AZ-SDP sends whole pages of by reference).
 struct Buffer {
@@ -203,25 +185,6 @@ int connect_to(Contender k) {
   return fd;
 }
 
-double cpu_seconds(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return 0;
-  double total = 0;
-  while (const dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream f(dir + "/" + e->d_name + "/schedstat");
-    double ns = 0;
-    if (f >> ns) total += ns / 1e9;
-  }
-  ::closedir(d);
-  return total;
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Busy computation for `us` microseconds (the paper's "computation between writes").
 void compute(double us) {
   if (us <= 0) return;
@@ -231,7 +194,7 @@ void compute(double us) {
 }
 
 struct Cell {
-  double value = -1;                   // us per round trip, or MB/s
+  double value = -1;                      // us per round trip, or MB/s
   double cpu_client = 0, cpu_server = 0;  // seconds
 };
 
@@ -292,8 +255,9 @@ double stream_on(Contender k, std::uint32_t size, std::uint64_t count, double co
 }
 
 void result(const char* exp, Contender k, std::uint32_t size, double x, const Cell& c) {
-  std::printf("RESULT exp=%s contender=%s size=%u x=%g value=%.2f cpu_client=%.3f cpu_server=%.3f\n",
-              exp, contender_names[k], size, x, c.value, c.cpu_client, c.cpu_server);
+  std::printf(
+      "RESULT exp=%s contender=%s size=%u x=%g value=%.2f cpu_client=%.3f cpu_server=%.3f\n", exp,
+      contender_names[k], size, x, c.value, c.cpu_client, c.cpu_server);
   std::fflush(stdout);
 }
 
@@ -338,7 +302,7 @@ void pagefault_cost() {
     static long psz = ::sysconf(_SC_PAGESIZE);
     page = static_cast<char*>(
         ::mmap(nullptr, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_flags = SA_SIGINFO;
     sa.sa_sigaction = [](int, siginfo_t*, void*) { ::mprotect(page, psz, PROT_READ | PROT_WRITE); };
     ::sigaction(SIGSEGV, &sa, nullptr);
@@ -356,8 +320,9 @@ void pagefault_cost() {
       *reinterpret_cast<volatile char*>(page) = static_cast<char>(i);  // faults
     }
     const double fault_us = (now() - t0) / n * 1e6;
-    std::printf("RESULT exp=pagefault contender=kernel size=%ld x=0 value=%.3f mprotect_pair_us=%.3f\n",
-                psz, fault_us, pair_us);
+    std::printf(
+        "RESULT exp=pagefault contender=kernel size=%ld x=0 value=%.3f mprotect_pair_us=%.3f\n",
+        psz, fault_us, pair_us);
     std::fflush(stdout);
     ::_exit(0);
   }
@@ -365,7 +330,8 @@ void pagefault_cost() {
 }
 
 bool wanted(const std::string& list, const char* exp) {
-  return list == "all" || ("," + list + ",").find(std::string(",") + exp + ",") != std::string::npos;
+  return list == "all" ||
+         ("," + list + ",").find(std::string(",") + exp + ",") != std::string::npos;
 }
 
 }  // namespace
@@ -423,24 +389,22 @@ int main(int argc, char** argv) {
   if (wanted(exps, "latency"))
     for (std::uint32_t size : sizes)
       for (Contender k : all) {
-        const std::uint64_t n = std::clamp<std::uint64_t>(volume / 8 / size, 20, quick ? 300 : 2000);
+        const std::uint64_t n =
+            std::clamp<std::uint64_t>(volume / 8 / size, 20, quick ? 300 : 2000);
         result("latency", k, size, 0, median3([&] { return pingpong_on(k, size, n); }));
       }
   if (wanted(exps, "bandwidth"))
     for (std::uint32_t size : sizes)
       for (Contender k : all)
-        result("bandwidth", k, size, 0, median3([&] {
-                 return stream_on(k, size, stream_count(size, volume), 0, 0);
-               }));
+        result("bandwidth", k, size, 0,
+               median3([&] { return stream_on(k, size, stream_count(size, volume), 0, 0); }));
   if (wanted(exps, "overlap"))
     for (std::uint32_t size : {65536u, 1u << 20})
       for (double us : {0.0, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0})
         for (Contender k : all) {
           // Enough writes for a steady state, few enough that the compute stays bounded.
-          const std::uint64_t n =
-              std::clamp<std::uint64_t>(volume / size, 32, quick ? 200 : 1000);
-          result("overlap", k, size, us,
-                 median3([&] { return stream_on(k, size, n, us, 0); }));
+          const std::uint64_t n = std::clamp<std::uint64_t>(volume / size, 32, quick ? 200 : 1000);
+          result("overlap", k, size, us, median3([&] { return stream_on(k, size, n, us, 0); }));
         }
   if (wanted(exps, "touch"))
     for (std::uint32_t size : {65536u, 1u << 20})
@@ -453,9 +417,11 @@ int main(int argc, char** argv) {
     for (std::uint32_t size = 4096; size <= (1u << 20); size *= 4)
       for (Contender k : all) {
         const int clients = 4;
-        const std::uint64_t n = std::clamp<std::uint64_t>(volume / 32 / size, 20, quick ? 100 : 500);
+        const std::uint64_t n =
+            std::clamp<std::uint64_t>(volume / 32 / size, 20, quick ? 100 : 500);
         result("hotspot", k, size, clients, median3([&] {
-                 return parallel(clients, [&] { return pingpong_on(k, size, n); }, false);
+                 return parallel(
+                     clients, [&] { return pingpong_on(k, size, n); }, false);
                }));
       }
   if (wanted(exps, "streams"))
@@ -464,8 +430,8 @@ int main(int argc, char** argv) {
         const std::uint32_t size = 65536;
         const std::uint64_t n = std::max<std::uint64_t>(stream_count(size, volume) / streams, 8);
         result("streams", k, size, streams, median3([&] {
-                 return parallel(streams, [&] { return stream_on(k, size, n, 0, 0); },
-                                 true);
+                 return parallel(
+                     streams, [&] { return stream_on(k, size, n, 0, 0); }, true);
                }));
       }
   ::kill(g_server, SIGTERM);

@@ -28,7 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dirent.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,41 +36,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "esock/esock.h"
+#include "socket_bench.h"
 
 namespace {
+
+using esock_bench::cpu_seconds;
+using esock_bench::now;
+using esock_bench::read_all;
+using esock_bench::write_all;
 
 struct Cmd {         // the client's first 16 octets on every connection
   std::uint32_t op;  // 1 ping-pong, 2 stream
   std::uint32_t size;
   std::uint64_t count;
 };
-
-bool write_all(int fd, const void* p, std::size_t n) {
-  const auto* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* p, std::size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, c, n);
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
 
 int make_socket(bool ddp) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -159,23 +141,6 @@ int connect_to(bool ddp, std::uint16_t port) {
   return fd;
 }
 
-// Seconds on a CPU of every live thread of process pid so far (schedstat's first field is
-// nanoseconds on the CPU, user and system time alike).
-double cpu_seconds(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return 0;
-  double total = 0;
-  while (const dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream f(dir + "/" + e->d_name + "/schedstat");
-    double ns = 0;
-    if (f >> ns) total += ns / 1e9;
-  }
-  ::closedir(d);
-  return total;
-}
-
 pid_t g_server = 0;
 
 // CPU seconds both sides spent between start() and stop().
@@ -190,10 +155,6 @@ struct CpuMeter {
     server += cpu_seconds(g_server);
   }
 };
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Microseconds per round trip.
 double pingpong(bool ddp, std::uint16_t port, std::uint32_t size, std::uint64_t count,
