@@ -4,9 +4,12 @@
 #pragma once
 
 #include <dirent.h>
+#include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <fstream>
@@ -55,6 +58,24 @@ inline double cpu_seconds(pid_t pid) {
   }
   ::closedir(d);
   return total;
+}
+
+// A server's loop: waits in select() on both listeners (plain and DDPMODE) and hands each
+// accepted connection to on_conn(fd), which owns it.
+template <typename F>
+[[noreturn]] void accept_loop(int plain_l, int ddp_l, F on_conn) {
+  for (;;) {
+    fd_set r;
+    FD_ZERO(&r);
+    FD_SET(plain_l, &r);
+    FD_SET(ddp_l, &r);
+    if (::select(std::max(plain_l, ddp_l) + 1, &r, nullptr, nullptr, nullptr) < 0) ::_exit(1);
+    for (int l : {plain_l, ddp_l}) {
+      if (!FD_ISSET(l, &r)) continue;
+      const int c = ::accept(l, nullptr, nullptr);
+      if (c >= 0) on_conn(c);
+    }
+  }
 }
 
 }  // namespace esock_bench

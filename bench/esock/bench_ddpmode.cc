@@ -28,7 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -112,20 +111,10 @@ void serve(int c) {
 // The child: serves connections on both listeners, one at a time, until the parent's pipe
 // closes (the parent runs one cell at a time, so that is all it needs).
 [[noreturn]] void server_main(int plain_l, int ddp_l) {
-  for (;;) {
-    fd_set r;
-    FD_ZERO(&r);
-    FD_SET(plain_l, &r);
-    FD_SET(ddp_l, &r);
-    if (::select(std::max(plain_l, ddp_l) + 1, &r, nullptr, nullptr, nullptr) < 0) ::_exit(1);
-    for (int l : {plain_l, ddp_l}) {
-      if (!FD_ISSET(l, &r)) continue;
-      const int c = ::accept(l, nullptr, nullptr);
-      if (c < 0) continue;
-      serve(c);
-      ::close(c);
-    }
-  }
+  esock_bench::accept_loop(plain_l, ddp_l, [](int c) {
+    serve(c);
+    ::close(c);
+  });
 }
 
 int connect_to(bool ddp, std::uint16_t port) {

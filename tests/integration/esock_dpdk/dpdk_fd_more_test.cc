@@ -245,7 +245,8 @@ TEST(DpdkFd, HalfCloseDeliversTheEchoThenEof) {
   ssize_t r = 1;
   while (got < in.size() && (r = ::read(fd, in.data() + got, in.size() - got)) > 0)
     got += static_cast<std::size_t>(r);
-  ASSERT_EQ(got, in.size()) << "the last read returned " << r << " (" << std::strerror(errno) << ")";
+  ASSERT_EQ(got, in.size()) << "the last read returned " << r << " (" << std::strerror(errno)
+                            << ")";
   EXPECT_EQ(in, v);
   char b[8];
   EXPECT_EQ(::read(fd, b, sizeof b), 0);
