@@ -39,11 +39,16 @@ extern "C" {
  *   ESOCK_ZCOPY_SYNC: zero-copy, write returns once the peer pulled the data (ZSDP);
  *   ESOCK_ZCOPY_ASYNC: zero-copy, write returns at once; the buffer's whole pages are
  *     read-only until the peer pulled them, and a thread that writes to them waits until
- *     then (AZ-SDP, block-on-write). */
+ *     then (AZ-SDP, block-on-write);
+ *   ESOCK_ZCOPY_ASYNC_COW: as ESOCK_ZCOPY_ASYNC, but a thread that writes to the pages (or
+ *     frees or reads into them) waits only until esock copied what the peer has not pulled
+ *     and the transport let go of the pages (AZ-SDP, copy-on-write). Where the device reads
+ *     the memory itself (the rdmacm provider) it is ESOCK_ZCOPY_ASYNC. */
 #define ESOCK_ZCOPY_MODE 4
 #define ESOCK_ZCOPY_COPY 0
 #define ESOCK_ZCOPY_SYNC 1
 #define ESOCK_ZCOPY_ASYNC 2
+#define ESOCK_ZCOPY_ASYNC_COW 3
 
 /* ---- Extension API (docs/sockets.md, "Extension API"). Every call takes the socket's
  * descriptor; errors return -1 (esock_reg_mr: 0) with errno set. esock_query_mpa works on any

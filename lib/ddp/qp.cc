@@ -46,6 +46,23 @@ bool Qp::reads_from(stag_t stag) const {
   return false;
 }
 
+std::uint64_t Qp::seal_sourced(stag_t stag) {
+  // Only the newest run can grow (note_sourced), so sealing it is enough.
+  for (auto it = sourced_.rbegin(); it != sourced_.rend(); ++it) {
+    if (it->stag != stag) continue;
+    it->sealed = true;
+    return it->last_seg_id;
+  }
+  return 0;
+}
+
+bool Qp::reads_from(stag_t stag, std::uint64_t held) const {
+  if (held == 0) return false;
+  for (const Sourced& r : sourced_)
+    if (r.stag == stag && r.last_seg_id <= held) return true;
+  return false;
+}
+
 // Local SGE validation at post time: a failing lkey is refused with EINVAL rather than
 // completed in error, so no segment ever names memory we did not check.
 int Qp::check_sges(std::span<const Sge> sg, std::uint32_t access, std::uint64_t& total) const {

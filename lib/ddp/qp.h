@@ -129,6 +129,14 @@ class Qp {
   // ESTP writer released by RDMADONE, esock_dereg_mr, RAWMODE close). The owner must not
   // reuse the memory until this is false.
   bool reads_from(stag_t stag) const;
+  // Copy-on-write (StagTable::move): the region's memory changes now. Returns the last
+  // segment handed out by reference from the old memory that the transport has not
+  // released yet (0: none), for reads_from(stag, held); segments from the new memory are
+  // counted apart from it.
+  std::uint64_t seal_sourced(stag_t stag);
+  // Whether segments up to `held` (seal_sourced's answer) from region `stag` are still held
+  // by the transport: the old memory may still be read.
+  bool reads_from(stag_t stag, std::uint64_t held) const;
 
  private:
   struct SqWr {
@@ -179,6 +187,7 @@ class Qp {
   struct Sourced {  // segments handed out by reference from one region, not yet released
     std::uint64_t last_seg_id = 0;
     stag_t stag = 0;
+    bool sealed = false;  // seal_sourced: later segments of the region start a new run
   };
   struct PendingRr {  // a Read Request that arrived ahead of a lower MSN
     ReadRequest rr;

@@ -222,7 +222,7 @@ bool Qp::emit_resp(OutSegment& out) {
 // when nothing can read it). One record per run of segments from the same region.
 void Qp::note_sourced(stag_t stag, std::uint64_t seg_id) {
   if (!complete_on_ack_) return;  // the transport copied them
-  if (!sourced_.empty() && sourced_.back().stag == stag) {
+  if (!sourced_.empty() && sourced_.back().stag == stag && !sourced_.back().sealed) {
     sourced_.back().last_seg_id = seg_id;
   } else {
     sourced_.push_back(Sourced{seg_id, stag});

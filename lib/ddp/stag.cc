@@ -57,6 +57,7 @@ stag_t StagTable::register_mr(std::uint32_t pd, void* addr, std::size_t len, std
   }
   Region& r = regions_[idx];
   r.base = static_cast<std::uint8_t*>(addr);
+  r.to_base = base;
   r.len = len;
   r.pd = pd;
   r.access = access;
@@ -87,6 +88,13 @@ int StagTable::deregister(stag_t s) {
   return 0;
 }
 
+int StagTable::move(stag_t s, void* mem) {
+  Region* r = find(s);
+  if (r == nullptr || mem == nullptr) return EINVAL;
+  r->base = static_cast<std::uint8_t*>(mem);
+  return 0;
+}
+
 int StagTable::invalidate(stag_t s) {
   Region* r = find(s);
   if (r == nullptr || !r->valid) return EINVAL;
@@ -110,10 +118,9 @@ StagTable::Check StagTable::check(stag_t s, std::uint32_t pd, std::uint32_t acce
   if (r->pd != pd) return Check::wrong_pd;
   if ((r->access & access) != access) return Check::access;
   if (to > UINT64_MAX - len) return Check::to_wrap;
-  // Overflow-safe: off = to - base only once to >= base; then off + len <= r->len.
-  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(r->base));
-  if (to < base) return Check::bounds;
-  const std::uint64_t off = to - base;
+  // Overflow-safe: off = to - to_base only once to >= to_base; then off + len <= r->len.
+  if (to < r->to_base) return Check::bounds;
+  const std::uint64_t off = to - r->to_base;
   if (len > r->len || off > r->len - len) return Check::bounds;
   if (where != nullptr) *where = r->base + off;
   return Check::ok;

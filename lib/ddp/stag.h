@@ -45,6 +45,11 @@ class StagTable {
   // buffer's) was never the peer's to use, so it is not the peer's to revoke either
   // (RFC 5042 section 5: a peer reaches only what was advertised to it).
   int invalidate(stag_t, std::uint32_t pd);
+  // Copy-on-write of a source (AZ-SDP, docs/sockets.md "Zero-copy modes"): the region's
+  // octets are read from `mem` from now on (a copy of them, as long as the region), at the
+  // same Tagged Offsets, so an advertised STag/TO the peer reads later is answered from the
+  // copy. 0, or EINVAL for an unknown STag or a null mem.
+  int move(stag_t, void* mem);
 
   // Checks in this order: valid, protection domain, access rights, bounds (overflow-safe);
   // returns the first failure or ok and the address of octet `to`. to_wrap is reported
@@ -58,7 +63,8 @@ class StagTable {
 
  private:
   struct Region {
-    std::uint8_t* base = nullptr;
+    std::uint8_t* base = nullptr;  // where octet `to_base` is (move() changes it)
+    std::uint64_t to_base = 0;  // the Tagged Offset of the first octet: its address at registration
     std::uint64_t len = 0;
     std::uint32_t pd = 0;
     std::uint32_t access = 0;

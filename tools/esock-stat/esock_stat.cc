@@ -155,6 +155,8 @@ std::vector<std::pair<const char*, long long>> numbers(const st::Conn& c) {
           {"zcopy_tx", u(c.zcopy_tx)},
           {"async_writes", u(c.async_writes)},
           {"guard_faults", u(c.guard_faults)},
+          {"cow_copies", u(c.cow_copies)},
+          {"cow_octets", u(c.cow_octets)},
           {"fpdus_tx", u(c.fpdus_tx)},
           {"fpdus_rx", u(c.fpdus_rx)},
           {"ooo_segments", u(c.ooo_segments)},
@@ -203,13 +205,13 @@ void print_text(const std::vector<Snapshot>& all) {
           v("bytes_tx"), v("bytes_rx"), v("data_tx"), v("data_rx"), v("credit_tx"),
           v("srcavail_tx"), v("srcavail_rx"), v("zero_copy_pulls"), v("bounce_pulls"),
           v("sinks_offered"), v("sinks_written"), v("sink_writes"));
-      static const char* const zmodes[] = {"copy", "sync", "async"};
+      static const char* const zmodes[] = {"copy", "sync", "async", "async-cow"};
       const long long zm = v("zcopy_mode");
       std::printf(
           "      zero-copy %s: octets copied %lld, by reference %lld  asynchronous writes %lld, "
-          "write faults held %lld\n",
-          zm >= 0 && zm <= 2 ? zmodes[zm] : "?", v("copied_tx"), v("zcopy_tx"), v("async_writes"),
-          v("guard_faults"));
+          "write faults held %lld, copies on write %lld (%lld octets)\n",
+          zm >= 0 && zm <= 3 ? zmodes[zm] : "?", v("copied_tx"), v("zcopy_tx"), v("async_writes"),
+          v("guard_faults"), v("cow_copies"), v("cow_octets"));
       std::printf(
           "      FPDUs tx %lld rx %lld  out of order %lld, placed early %lld  TCP "
           "retransmits %lld%s\n",

@@ -140,8 +140,8 @@ std::ptrdiff_t write_into_sink(Socket& s, DdpRuntime& rt, std::unique_lock<Runti
   }
 }
 
-// AZ-SDP (ESOCK_ZCOPY_ASYNC; docs/sockets.md, "Zero-copy modes"): how the next piece of a
-// large write goes. Only whole pages of the buffer go by reference, guarded read-only until
+// AZ-SDP (ESOCK_ZCOPY_ASYNC and _ASYNC_COW; docs/sockets.md, "Zero-copy modes"): how the next piece
+// of a large write goes. Only whole pages of the buffer go by reference, guarded read-only until
 // the peer pulled them (a page shared with other data could not be guarded without
 // stopping whoever writes that data); the octets before the first whole page and after the
 // last are copied.
@@ -184,7 +184,7 @@ bool on_own_stack(const std::uint8_t* p, std::size_t n) {
 }
 
 AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk,
-                      const std::uint8_t* p, std::size_t len) {
+                      const std::uint8_t* p, std::size_t len, bool cow) {
   const std::uintptr_t pg = page_size();
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t first = (a + pg - 1) & ~(pg - 1);
@@ -210,7 +210,7 @@ AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>&
   std::uint32_t id = 0;
   const int rc = s.conn->stream->start_rndv({p, n}, &id);
   if (rc == 0) {
-    s.conn->async_writes.push_back({id, guard});
+    s.conn->async_writes.push_back({.rndv_id = id, .guard = guard, .cow = cow, .src = p, .len = n});
     ++s.conn->async_writes_total;
     rt.drain_async_writes_at_exit();
     rt.note_activity();
@@ -281,9 +281,11 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       // Rendezvous by RDMA Write (section 6.2) when the peer's reader waits with a sink.
       const std::size_t sink_threshold = zmode == ESOCK_ZCOPY_COPY ? 0 : config().sink_threshold;
       bool async_copy = false;  // AZ-SDP copies this piece (a head or tail)
-      if (zmode == ESOCK_ZCOPY_ASYNC && !nonblock && !msgmode && !rndv_refused && threshold != 0 &&
-          rest >= threshold && rt.progresses_unattended()) {
-        const AsyncStep a = write_async(*s, rt, lk, base + off, std::min(rest, max_rndv_chunk));
+      const bool async = zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW;
+      if (async && !nonblock && !msgmode && !rndv_refused && threshold != 0 && rest >= threshold &&
+          rt.progresses_unattended()) {
+        const AsyncStep a = write_async(*s, rt, lk, base + off, std::min(rest, max_rndv_chunk),
+                                        zmode == ESOCK_ZCOPY_ASYNC_COW);
         switch (a.kind) {
           case AsyncStep::Kind::taken:
             off += a.n;

@@ -56,8 +56,7 @@ int set_zcopy_mode(int fd, const void* val, socklen_t len) {
   if (val == nullptr || len != sizeof(int)) return fail(EINVAL);
   int mode = 0;
   std::memcpy(&mode, val, sizeof mode);
-  if (mode != ESOCK_ZCOPY_COPY && mode != ESOCK_ZCOPY_SYNC && mode != ESOCK_ZCOPY_ASYNC)
-    return fail(EINVAL);
+  if (mode < ESOCK_ZCOPY_COPY || mode > ESOCK_ZCOPY_ASYNC_COW) return fail(EINVAL);
   const auto s = fd_get(fd);
   // MSGMODE sends a message whole, so its writes always wait; RAWMODE has no stream.
   if (!s || s->rawmode() || s->msgmode()) return fail(EOPNOTSUPP);

@@ -281,6 +281,22 @@ bool Stream::rndv_released() const {
                                         [this](ddp::stag_t st) { return v_.reads_from(st); });
 }
 
+int Stream::move_rndv(std::uint32_t id, const std::uint8_t* copy) {
+  const auto r =
+      std::find_if(rndvs_.begin(), rndvs_.end(), [id](const Rndv& x) { return x.id == id; });
+  if (r == rndvs_.end() || r->done || r->deregistered) return ENOENT;
+  if (r->moved) return 0;
+  const int rc = v_.move_mr(r->stag, const_cast<std::uint8_t*>(copy), &r->held);  // only read
+  if (rc == 0) r->moved = true;
+  return rc;
+}
+
+bool Stream::rndv_reads_old(std::uint32_t id) const {
+  const auto r =
+      std::find_if(rndvs_.begin(), rndvs_.end(), [id](const Rndv& x) { return x.id == id; });
+  return r == rndvs_.end() || !r->moved || v_.reads_old(r->stag, r->held);
+}
+
 void Stream::shutdown_write() {
   fin_wanted_ = true;
   send_due();

@@ -99,6 +99,18 @@ class Stream {
   void cancel_rndv();
   // No rendezvous buffer is being read by the connection: the writers may return.
   bool rndv_released() const;
+  // Copy-on-write (AZ-SDP, docs/sockets.md "Zero-copy modes"): the outstanding rendezvous
+  // `id` is answered from `copy` from now on, which holds its source's octets and stays
+  // valid as its source would (until rndv_finished() or rndv_released()). 0; ENOENT when it
+  // is not outstanding or the peer said RDMADONE (nothing new is read from it: the source
+  // is the application's once rndv_reads_old() is false); EOPNOTSUPP when the verbs
+  // cannot (an RNIC reads the memory itself).
+  int move_rndv(std::uint32_t id, const std::uint8_t* copy);
+  // Whether the connection may still read the source rendezvous `id` had before
+  // move_rndv() (octets sent from it by reference, not yet released). True for one not
+  // moved, and for one no longer outstanding (a cancelled one's source is read until
+  // rndv_released()).
+  bool rndv_reads_old(std::uint32_t id) const;
   // --- rendezvous by RDMA Write (section 6.2) ---
   // Receiver: a blocking reader of len >= T octets may offer its buffer as a sink while
   // nothing is queued, the peer takes sinks (Hello) and no sink is out.
@@ -223,6 +235,8 @@ class Stream {
     ddp::stag_t stag = 0;
     std::uint32_t id = 0;
     std::size_t len = 0, pulled = 0;
+    bool moved = false;      // move_rndv: answered from a copy
+    std::uint64_t held = 0;  // ... and what of the source the verbs may still read
   };
 
   struct Sink {  // ours, offered to the peer (section 6.2)

@@ -188,7 +188,7 @@ const Setting settings[] = {
     {"rndv_threshold", count<&Config::rndv_threshold, 0, 1u << 30>},
     {"zcopy",
      [](Config& c, const std::string& v) {
-       return one_of(v, {"copy", "sync", "async"}, &c.zcopy);
+       return one_of(v, {"copy", "sync", "async", "async-cow"}, &c.zcopy);
      }},
     {"mpa_revision", count<&Config::mpa_revision, 1, 2>},
     {"mpa_markers", [](Config& c, const std::string& v) { return policy(v, &c.mpa_markers); }},
@@ -230,6 +230,7 @@ const Setting settings[] = {
     {"dpdk_memory_mb", count<&Config::dpdk_memory_mb, 64, 1u << 20>},
     {"dpdk_file_prefix", text<&Config::dpdk_file_prefix>},
     {"dpdk_pcap", text<&Config::dpdk_pcap>},
+    {"dpdk_faults", text<&Config::dpdk_faults>},  // checked by the provider (fault_text.h)
     {"dpdk_mtu",
      [](Config& c, const std::string& v) -> std::string {
        // 65000: the frame plus DPDK's headroom still fits an mbuf's 16-bit data room.

@@ -59,6 +59,7 @@ struct Config {
   unsigned dpdk_memory_mb = 256;
   std::string dpdk_file_prefix;  // EAL runtime directory name (empty: unique per process)
   std::string dpdk_pcap;         // capture every frame of the port to this file
+  std::string dpdk_faults;       // fault injection on the port (tcp/dev/fault_text.h); empty: none
   unsigned dpdk_mtu = 0;         // 576..65000; 0: automatic (dpdk.cc: jumbo on memif)
 };
 

@@ -33,6 +33,9 @@ std::mutex g_mu;  // protect/release/forget (threads only)
 std::atomic<std::uint64_t> g_faults{0};
 std::atomic<int> g_active{0};  // guards on
 
+std::atomic<int> g_waiting{0};                 // threads waiting for a guard
+std::atomic<void (*)()> g_wait_hook{nullptr};  // set_wait_hook
+
 std::atomic<std::uint64_t> g_releases{0};  // guards turned off so far
 // The last fault this thread ran again with no guard found: its address, and how many
 // guards had been released then.
@@ -41,6 +44,17 @@ __thread std::uint64_t t_retried_at __attribute__((tls_model("initial-exec"))) =
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t val) {
   return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, val, nullptr, nullptr, 0);
+}
+
+// A thread waits on slot s until its sequence leaves q (async-signal-safe).
+void wait_on(Slot& s, std::uint32_t q) {
+  s.waiters.fetch_add(1, std::memory_order_acq_rel);
+  g_waiting.fetch_add(1, std::memory_order_acq_rel);
+  if (void (*hook)() = g_wait_hook.load(std::memory_order_acquire)) hook();
+  while (s.seq.load(std::memory_order_acquire) == q)
+    futex(&s.seq, FUTEX_WAIT_PRIVATE, q);  // EAGAIN when it changed already, EINTR
+  g_waiting.fetch_sub(1, std::memory_order_acq_rel);
+  s.waiters.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // The guard covering a, or -1; *seq gets its sequence number (odd).
@@ -79,12 +93,9 @@ bool claim_guard_fault(int sig, siginfo_t* info, void* /*uc*/) {
   t_retried = 0;
   const int saved = errno;
   Slot& s = g_slots[i];
-  s.waiters.fetch_add(1, std::memory_order_acq_rel);
   g_faults.fetch_add(1, std::memory_order_relaxed);
   s.faults.fetch_add(1, std::memory_order_relaxed);
-  while (s.seq.load(std::memory_order_acquire) == seq)
-    futex(&s.seq, FUTEX_WAIT_PRIVATE, seq);  // EAGAIN when it changed already, EINTR
-  s.waiters.fetch_sub(1, std::memory_order_acq_rel);
+  wait_on(s, seq);
   errno = saved;
   return true;
 }
@@ -179,11 +190,19 @@ std::uint32_t release(int guard) {
   return g_slots[guard].faults.exchange(0, std::memory_order_relaxed);
 }
 
-bool faulted(int guard) {
+bool awaited(int guard) {
   if (guard < 0 || guard >= max_guards) return false;
   const Slot& s = g_slots[guard];
   return (s.seq.load(std::memory_order_acquire) & 1) != 0 &&
          s.waiters.load(std::memory_order_acquire) != 0;
+}
+
+int waiting() {
+  return g_waiting.load(std::memory_order_relaxed);
+}
+
+void set_wait_hook(void (*hook)()) {
+  g_wait_hook.store(hook, std::memory_order_release);
 }
 
 bool any() {
@@ -243,7 +262,7 @@ void wait_unguarded(const void* p, std::size_t len) {
       if (!(a < s.end.load(std::memory_order_relaxed) &&
             s.begin.load(std::memory_order_relaxed) < a + len))
         break;
-      futex(&s.seq, FUTEX_WAIT_PRIVATE, q);
+      wait_on(s, q);
     }
   }
   errno = saved;

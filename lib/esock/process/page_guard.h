@@ -4,8 +4,8 @@
 // RDMADONE. A thread that writes to a guarded page faults; esock's fault handler
 // (fault_signal.h) holds it there until the guard is released, then the write runs again
 // and lands (block-on-write). Copy-on-write releases early: the owner copies the pages
-// aside, points the transfer at the copy, and releases (faulted() tells it someone waits;
-// not built yet).
+// aside, points the transfer at the copy, and releases once nothing reads the pages
+// (awaited() tells it someone waits, and the wait hook wakes it).
 //
 // The table is fixed (max_guards) and lock-free for the handler: it only reads the slots,
 // adds itself to a waiter count and sleeps on a futex, all async-signal-safe. protect() and
@@ -35,8 +35,14 @@ int protect(void* begin, std::size_t len);
 // Returns how many faults the guard held (for the socket's counters; one that raced the
 // release may count for the slot's next guard instead).
 std::uint32_t release(int guard);
-// A thread is held in a fault on this guard now.
-bool faulted(int guard);
+// A thread waits for this guard now: held in a fault on it, or in wait_unguarded().
+bool awaited(int guard);
+// Threads waiting for a guard, all guards (one relaxed load).
+int waiting();
+// Called by a thread that starts to wait for a guard (also from the fault handler, so it
+// must be async-signal-safe): the owner's progress thread wakes to release or copy. One
+// hook per process; null removes it.
+void set_wait_hook(void (*hook)());
 // Counts of faults held (for the socket's counters) since the process started.
 std::uint64_t faults_taken();
 // Whether any guard is on: one relaxed load, for the interposed free() (shim/memory.cc).

@@ -25,6 +25,7 @@
 #include "esock/rnic/engine_verbs.h"
 #include "esock/utcp/endpoint.h"
 #include "esock/utcp/plain_relay.h"
+#include "tcp/dev/fault_text.h"
 #include "tcp/dev/memif_frames.h"
 #include "tcp/runtime/runtime.h"
 
@@ -383,6 +384,14 @@ class DpdkProvider final : public Provider {
     rc.memory_mb = cfg_.dpdk_memory_mb;
     rc.file_prefix = cfg_.dpdk_file_prefix;
     rc.pcap_path = cfg_.dpdk_pcap;
+    if (!cfg_.dpdk_faults.empty()) {  // tests under loss and reordering (ESOCK_DPDK_FAULTS)
+      std::string bad;
+      rc.faults = tcp::parse_fault_text(cfg_.dpdk_faults, &bad);
+      if (!rc.faults) {
+        *why = "ESOCK_DPDK_FAULTS: " + bad;
+        return EINVAL;
+      }
+    }
     rc.link_timeout = Duration{};  // a listener's peer may come much later; connect waits
     // EAL pins the thread that initialises it to its lcore (-l); that is an application
     // thread here, so its CPU affinity is put back afterwards.

@@ -31,6 +31,14 @@ class EngineVerbs final : public Verbs {
   }
   int dereg_mr(ddp::stag_t stag) override { return e_.context().dereg_mr(stag); }
   bool reads_from(ddp::stag_t stag) const override { return e_.qp().reads_from(stag); }
+  int move_mr(ddp::stag_t stag, void* mem, std::uint64_t* held) override {
+    if (const int rc = e_.context().stags().move(stag, mem); rc != 0) return rc;
+    *held = e_.qp().seal_sourced(stag);
+    return 0;
+  }
+  bool reads_old(ddp::stag_t stag, std::uint64_t held) const override {
+    return e_.qp().reads_from(stag, held);
+  }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return e_.poll_send_cq(out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return e_.poll_recv_cq(out); }
 

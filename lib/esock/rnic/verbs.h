@@ -35,6 +35,15 @@ class Verbs {
   // The owner gives the memory back to the application only once this is false. A
   // provider whose deregistration waits for the device itself (an RNIC's) answers false.
   virtual bool reads_from(ddp::stag_t) const { return false; }
+  // Copy-on-write (AZ-SDP): the peer's later Reads of region `stag` are answered from `mem`,
+  // a copy of the region's octets at the same Tagged Offsets (ddp::StagTable::move). *held
+  // names what the transport may still read of the old memory (reads_old). 0, EINVAL, or
+  // EOPNOTSUPP where the device reads registered memory itself (an RNIC: its Read
+  // Responses may be on their way from the old pages at any time).
+  virtual int move_mr(ddp::stag_t, void* /*mem*/, std::uint64_t* /*held*/) { return EOPNOTSUPP; }
+  // After move_mr: whether the transport may still read the region's old memory (octets
+  // sent from it by reference, not yet released).
+  virtual bool reads_old(ddp::stag_t, std::uint64_t /*held*/) const { return false; }
   virtual std::size_t poll_send_cq(std::span<ddp::Completion> out) = 0;
   virtual std::size_t poll_recv_cq(std::span<ddp::Completion> out) = 0;
 };

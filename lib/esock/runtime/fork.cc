@@ -296,6 +296,8 @@ void DdpRuntime::at_fork_child() {
   forget_thread_wake_fds();
   ESOCK_LIBC(close)(rt.wake_fd_);
   rt.wake_fd_ = private_eventfd();
+  if (guard_wake_fd.load(std::memory_order_relaxed) >= 0)
+    guard_wake_fd.store(rt.wake_fd_, std::memory_order_release);
   rt.thread_started_ = false;
   rt.waiters_ = 0;
   rt.blocked_ = 0;

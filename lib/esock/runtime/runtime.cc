@@ -7,12 +7,15 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -127,7 +130,10 @@ int zcopy_mode(const Socket& s) {
   if (m >= 0) return m;
   static const int process_mode = [] {  // ESOCK_ZCOPY, read once (not per write)
     const std::string& c = config().zcopy;
-    return c == "copy" ? ESOCK_ZCOPY_COPY : c == "async" ? ESOCK_ZCOPY_ASYNC : ESOCK_ZCOPY_SYNC;
+    return c == "copy"        ? ESOCK_ZCOPY_COPY
+           : c == "async"     ? ESOCK_ZCOPY_ASYNC
+           : c == "async-cow" ? ESOCK_ZCOPY_ASYNC_COW
+                              : ESOCK_ZCOPY_SYNC;
   }();
   return process_mode;
 }
@@ -390,6 +396,7 @@ void DdpRuntime::reap_async_writes(Conn& c) {
     c.async_writes.pop_front();
   }
   if (c.async_writes.empty()) return;
+  if (st.error() == 0 && !st.peer_gone()) copy_on_write(c);
   // The peer will not pull the rest: lost, as what a reset TCP connection still had in its
   // send buffer (the application learns of the error on its next call). The pages stay
   // guarded until the transport reads none of them.
@@ -400,9 +407,46 @@ void DdpRuntime::reap_async_writes(Conn& c) {
   }
 }
 
+// Copy-on-write (AZ-SDP, ../shared/seeds/000_* section 4.2.2): a thread waits for the pages
+// of a write not pulled yet (a store faulted, free(), a read into them). The octets are
+// copied aside and the peer's Reads answered from the copy from now on; the pages go back
+// once the transport holds nothing it sent from them by reference (TCP may retransmit
+// those). The seed's lock against a receiver already reading is not needed: esock answers
+// the Reads itself and switches between two segments. A provider whose device reads the
+// memory itself (rdmacm) cannot: that write stays block-on-write.
+void DdpRuntime::copy_on_write(Conn& c) {
+  estp::Stream& st = *c.stream;
+  for (Conn::AsyncWrite& w : c.async_writes) {
+    if (!w.cow || w.guard < 0) continue;
+    if (!w.copy) {
+      if (!page_guard::awaited(w.guard)) continue;
+      w.copy = std::make_unique_for_overwrite<std::uint8_t[]>(w.len);
+      std::memcpy(w.copy.get(), w.src, w.len);  // read-only until released: unchanged
+      if (st.move_rndv(w.rndv_id, w.copy.get()) != 0) {
+        w.copy.reset();  // pulled already, or the verbs cannot: blocks until the pull
+        w.cow = false;
+        continue;
+      }
+      ++c.cow_copies;
+      c.cow_octets += w.len;
+    }
+    if (!st.rndv_reads_old(w.rndv_id)) {
+      c.release_guard(w.guard);
+      w.guard = -1;
+    }
+  }
+}
+
 void DdpRuntime::drain_async_writes_at_exit() {
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [this] {
+    guard_wake_fd.store(wake_fd_, std::memory_order_release);
+    page_guard::set_wait_hook([] {
+      // Async-signal-safe: the raw system call (write is interposed by esock's shim).
+      const std::uint64_t one = 1;
+      const int fd = guard_wake_fd.load(std::memory_order_acquire);
+      if (fd >= 0) (void)::syscall(SYS_write, fd, &one, sizeof one);
+    });
     std::atexit([] {
       DdpRuntime& rt = get();
       std::unique_lock lk(rt.mu);
@@ -577,8 +621,9 @@ void DdpRuntime::loop() {
       device_signals_taken = true;
     }
     // auto: while an application thread polls the stack, this thread rests (both on the
-    // same cores would only take turns at the lock).
-    if (stack_ != nullptr && app_polling(CallClock::now())) {
+    // same cores would only take turns at the lock). Not while a thread waits for a
+    // guarded page: it polls nothing, held in a fault or in free() (page_guard.h).
+    if (stack_ != nullptr && page_guard::waiting() == 0 && app_polling(CallClock::now())) {
       lk.unlock();
       sleep_on_wake_fd(handoff_);
       lk.lock();

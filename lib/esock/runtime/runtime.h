@@ -43,6 +43,11 @@
 
 namespace esock::sockets {
 
+// The progress thread's eventfd for page_guard's wait hook (runtime.cc): a thread that
+// waits for a guarded page, maybe in the fault handler, wakes it with one write(2). -1 until
+// the first asynchronous write.
+inline std::atomic<int> guard_wake_fd{-1};
+
 // Set in a fork child once it holds a copy of an own stack's listener that accepts through
 // its parent (fork.cc): the readiness waits then look for such copies among their
 // descriptors (ddp_wait_readable); elsewhere they pay one relaxed load.
@@ -114,6 +119,7 @@ class DdpRuntime {
   // writable again. Ones that can no longer be pulled (the connection failed) are given up
   // and released once nothing reads them. From service(), under the lock.
   static void reap_async_writes(Conn& c);
+  static void copy_on_write(Conn& c);  // reap_async_writes' copies (ESOCK_ZCOPY_ASYNC_COW)
   // At the first asynchronous write: at exit the process waits (up to ESOCK_TIMEOUT_MS)
   // until its peers pulled what it wrote asynchronously, as the kernel would still send
   // what its send buffers held; the data is in the application's memory, which exit ends.

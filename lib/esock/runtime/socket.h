@@ -47,11 +47,18 @@ struct Conn {
   // page guards (process/page_guard.h), in the order of the stream's rendezvous sources.
   struct AsyncWrite {
     std::uint32_t rndv_id;
-    int guard;  // -1: the pages were not writable anyway
+    int guard;  // -1: the pages were not writable anyway, or copied and given back
+    // Copy-on-write (ESOCK_ZCOPY_ASYNC_COW): the source, and the copy the peer reads from
+    // once a thread waited for the pages (reap_async_writes).
+    bool cow = false;
+    const std::uint8_t* src = nullptr;
+    std::size_t len = 0;
+    std::unique_ptr<std::uint8_t[]> copy{};
   };
   std::deque<AsyncWrite> async_writes;
-  // Counters (esock-stat): asynchronous writes started, and write faults their guards held.
-  std::uint64_t async_writes_total = 0, guard_faults = 0;
+  // Counters (esock-stat): asynchronous writes started, write faults their guards held,
+  // and copies made on write (with their octets).
+  std::uint64_t async_writes_total = 0, guard_faults = 0, cow_copies = 0, cow_octets = 0;
   void release_guard(int guard);  // page_guard::release, counting its faults
   // fork (runtime/fork_handover.h): the connection's word in the process family's table
   // (kernel-TCP connections only), and where this process stands: none (the connection is

@@ -65,6 +65,8 @@ void describe(const Socket& s, stats::Conn* c) {
   c->terminated = k.terminated ? 1 : 0;
   c->async_writes = s.conn->async_writes_total;
   c->guard_faults = s.conn->guard_faults;
+  c->cow_copies = s.conn->cow_copies;
+  c->cow_octets = s.conn->cow_octets;
   if (s.state() == Socket::State::connected) {
     const mpa::Negotiated& n = pc.negotiated();
     c->mpa_revision = n.revision;

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -99,5 +100,21 @@ struct DdpPair {
   int lfd = -1, cli = -1, srv = -1;
   std::uint16_t port = 0;
 };
+
+// Anonymous pages of its own (AZ-SDP tests: guards cover whole pages, none shared).
+struct MappedPages {
+  explicit MappedPages(std::size_t n) : len(n) {
+    p = static_cast<std::uint8_t*>(
+        ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  }
+  ~MappedPages() { ::munmap(p, len); }
+  MappedPages(const MappedPages&) = delete;
+  std::uint8_t* p;
+  std::size_t len;
+};
+
+inline int set_zcopy_mode(int fd, int mode) {
+  return ::setsockopt(fd, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, sizeof mode);
+}
 
 }  // namespace esock_test

@@ -48,20 +48,6 @@ std::string perms_at(const void* p) {
   return "?";
 }
 
-struct Mapped {
-  explicit Mapped(std::size_t n) : len(n) {
-    p = static_cast<std::uint8_t*>(
-        ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  }
-  ~Mapped() { ::munmap(p, len); }
-  std::uint8_t* p;
-  std::size_t len;
-};
-
-int set_mode(int fd, int mode) {
-  return ::setsockopt(fd, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, sizeof mode);
-}
-
 TEST(DdpZcopy, TheOptionIsPerSocketAndChecked) {
   DdpPair p;
   ASSERT_GE(p.cli, 0);
@@ -69,15 +55,20 @@ TEST(DdpZcopy, TheOptionIsPerSocketAndChecked) {
   socklen_t len = sizeof mode;
   ASSERT_EQ(::getsockopt(p.cli, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, &len), 0);
   EXPECT_EQ(mode, ESOCK_ZCOPY_SYNC);  // ESOCK_ZCOPY's default
-  EXPECT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  EXPECT_EQ(set_zcopy_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
   ASSERT_EQ(::getsockopt(p.cli, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, &len), 0);
   EXPECT_EQ(mode, ESOCK_ZCOPY_ASYNC);
   ASSERT_EQ(::getsockopt(p.srv, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, &len), 0);
   EXPECT_EQ(mode, ESOCK_ZCOPY_SYNC) << "the other end keeps its own";
-  EXPECT_EQ(set_mode(p.cli, 3), -1);
+  EXPECT_EQ(set_zcopy_mode(p.cli, ESOCK_ZCOPY_ASYNC_COW), 0);
+  ASSERT_EQ(::getsockopt(p.cli, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, &len), 0);
+  EXPECT_EQ(mode, ESOCK_ZCOPY_ASYNC_COW);
+  EXPECT_EQ(set_zcopy_mode(p.cli, 4), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(set_zcopy_mode(p.cli, -1), -1);
   EXPECT_EQ(errno, EINVAL);
   const int plain = ::socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_EQ(set_mode(plain, ESOCK_ZCOPY_ASYNC), -1);
+  EXPECT_EQ(set_zcopy_mode(plain, ESOCK_ZCOPY_ASYNC), -1);
   EXPECT_EQ(errno, EOPNOTSUPP);
   ::close(plain);
 }
@@ -89,11 +80,11 @@ TEST(DdpZcopy, EveryModeDeliversEveryOctet) {
     SCOPED_TRACE(mode);
     DdpPair p;
     ASSERT_GE(p.srv, 0);
-    ASSERT_EQ(set_mode(p.cli, mode), 0);
-    ASSERT_EQ(set_mode(p.srv, mode), 0);
+    ASSERT_EQ(set_zcopy_mode(p.cli, mode), 0);
+    ASSERT_EQ(set_zcopy_mode(p.srv, mode), 0);
     const std::size_t n = 6 * 1024 * 1024 + 123;
     const std::vector<std::uint8_t> data = pattern(n, 7 + static_cast<std::uint32_t>(mode));
-    Mapped src(n + 2 * page);
+    MappedPages src(n + 2 * page);
     std::memcpy(src.p + 100, data.data(), n);  // unaligned: a copied head and tail
     std::vector<std::uint8_t> back(n);
     // The echo's buffer outlives what it sends (freeing it at once would wait in free();
@@ -140,63 +131,92 @@ TEST(DdpZcopy, MsgmodeIgnoresTheProcessCopyMode) {
 
 // The AZ-SDP contract (../shared/seeds/000_*): write() returns before the peer pulled the
 // data, the pages it sends from are read-only meanwhile, and a program that overwrites its
-// buffer at once and writes again sends the first contents, then the second: its store
-// waits in the fault until the peer pulled the first (block-on-write).
-TEST(DdpZcopy, AnAsyncWriteReturnsAtOnceAndAnOverwriteNeverReachesThePeer) {
+// buffer at once and writes again sends the first contents, then the second. The reader
+// comes `late`. Block-on-write (ESOCK_ZCOPY_ASYNC): the store waits in the fault until the
+// peer pulled the first. Copy-on-write (ESOCK_ZCOPY_ASYNC_COW, the seed's section 4.2.2):
+// it waits only while esock copies what the peer has not pulled, not for the reader.
+void overwrite_after_write(int mode, std::chrono::milliseconds late) {
+  const bool cow = mode == ESOCK_ZCOPY_ASYNC_COW;
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, mode), 0);
   const std::size_t n = 16 * 1024 * 1024;  // past what the peer fetches ahead (4 MiB)
-  Mapped buf(n);
+  MappedPages buf(n);
   std::memset(buf.p, 'A', n);
   std::vector<std::uint8_t> got(2 * n);
   std::atomic<bool> reading{false};
   std::thread reader([&] {
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(late);
     reading = true;
     EXPECT_TRUE(read_all(p.srv, got.data(), got.size()));
   });
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
   EXPECT_FALSE(reading.load()) << "the write waited for the reader";
   EXPECT_EQ(perms_at(buf.p + n - page), "r--p") << "the last pages wait to be pulled";
-  std::memset(buf.p, 'B', n);  // waits, page by page, until the peer pulled it
-  EXPECT_TRUE(reading.load());
+  std::memset(buf.p, 'B', n);  // block: waits, page by page, until the peer pulled it
+  EXPECT_EQ(reading.load(), !cow) << (cow ? "the overwrite waited for the reader" : "");
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
+  if (cow) {
+    std::memset(buf.p, 'C', n);  // the second write's pages are copied in turn
+    EXPECT_FALSE(reading.load()) << "the second overwrite waited for the reader";
+  }
   reader.join();
   EXPECT_EQ(std::count(got.begin(), got.begin() + static_cast<long>(n), 'A'), static_cast<long>(n))
       << "an overwritten octet reached the peer";
   EXPECT_EQ(std::count(got.begin() + static_cast<long>(n), got.end(), 'B'), static_cast<long>(n));
-  // Once pulled, the pages are the application's again.
+  // Once pulled (or copied), the pages are the application's again.
   for (int i = 0; i < 200 && perms_at(buf.p + n - page) != "rw-p"; ++i)
     std::this_thread::sleep_for(10ms);
   EXPECT_EQ(perms_at(buf.p + n - page), "rw-p");
 }
 
+TEST(DdpZcopy, AnAsyncWriteReturnsAtOnceAndAnOverwriteNeverReachesThePeer) {
+  overwrite_after_write(ESOCK_ZCOPY_ASYNC, 300ms);
+}
+
+TEST(DdpZcopy, ACopyOnWriteOverwriteGoesOnAtOnceAndNeverReachesThePeer) {
+  overwrite_after_write(ESOCK_ZCOPY_ASYNC_COW, 1500ms);
+}
+
 // A program that frees its buffer right after an asynchronous write: glibc unmaps a block
 // this large at once, which would take the pages from under the transport; the interposed
-// free() waits until the peer pulled them. (Not under ASan, whose allocator holds freed
-// blocks in quarantine and reports the transport's later reads of one.)
-TEST(DdpZcopy, FreeingTheBufferOfAnAsyncWriteWaitsUntilThePeerPulledIt) {
+// free() waits until the peer pulled them (block-on-write), or only for the copy
+// (copy-on-write: the reader comes `late`, after free() returned). (Not under ASan, whose
+// allocator holds freed blocks in quarantine and reports the transport's later reads of one.)
+void free_after_write(int mode, std::chrono::milliseconds late) {
 #if ZCOPY_TEST_ASAN
   GTEST_SKIP() << "ASan's allocator stands in for free()";
 #endif
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, mode), 0);
   const std::size_t n = 16 * 1024 * 1024;
   const std::vector<std::uint8_t> data = pattern(n, 11);
   std::vector<std::uint8_t> got(n);
+  std::atomic<bool> reading{false};
   std::thread reader([&] {
-    std::this_thread::sleep_for(200ms);
+    std::this_thread::sleep_for(late);
+    reading = true;
     EXPECT_TRUE(read_all(p.srv, got.data(), n));
   });
   auto* buf = static_cast<std::uint8_t*>(std::malloc(n));
   ASSERT_NE(buf, nullptr);
   std::memcpy(buf, data.data(), n);
   ASSERT_TRUE(write_all(p.cli, buf, n));
-  std::free(buf);  // waits for the pull, then unmaps
+  std::free(buf);  // waits for the pull (or the copy), then unmaps
+  if (mode == ESOCK_ZCOPY_ASYNC_COW) {
+    EXPECT_FALSE(reading.load()) << "free() waited for the reader";
+  }
   reader.join();
   EXPECT_TRUE(got == data);
+}
+
+TEST(DdpZcopy, FreeingTheBufferOfAnAsyncWriteWaitsUntilThePeerPulledIt) {
+  free_after_write(ESOCK_ZCOPY_ASYNC, 200ms);
+}
+
+TEST(DdpZcopy, FreeingTheBufferOfACopyOnWriteWriteWaitsOnlyForTheCopy) {
+  free_after_write(ESOCK_ZCOPY_ASYNC_COW, 1500ms);
 }
 
 // Reading into the buffer of an asynchronous write (an echo program reuses its buffer):
@@ -206,9 +226,9 @@ TEST(DdpZcopy, FreeingTheBufferOfAnAsyncWriteWaitsUntilThePeerPulledIt) {
 TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
   const std::size_t n = 16 * 1024 * 1024;
-  Mapped buf(n);
+  MappedPages buf(n);
   std::memset(buf.p, 'A', n);
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
@@ -243,29 +263,43 @@ TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
 }
 
 // The same buffer written twice before the peer pulled the first (a sender that loops
-// over one buffer): both writes' pages stay guarded until both are pulled, so an
-// overwrite after the second write reaches neither.
-TEST(DdpZcopy, OneBufferWrittenTwiceStaysGuardedUntilBothArePulled) {
+// over one buffer): both writes' pages stay guarded until both are pulled (block-on-write)
+// or both are copied (copy-on-write: the guards overlap, and the overwrite does not wait
+// for the `late` reader), so an overwrite after the second write reaches neither.
+void written_twice(int mode, std::chrono::milliseconds late) {
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, mode), 0);
   const std::size_t n = 8 * 1024 * 1024;
-  Mapped buf(n);
+  MappedPages buf(n);
   std::memset(buf.p, 'A', n);
   std::vector<std::uint8_t> got(3 * n);
+  std::atomic<bool> reading{false};
   std::thread reader([&] {
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(late);
+    reading = true;
     EXPECT_TRUE(read_all(p.srv, got.data(), got.size()));
   });
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
   std::memset(buf.p, 'B', n);
+  if (mode == ESOCK_ZCOPY_ASYNC_COW) {
+    EXPECT_FALSE(reading.load()) << "the overwrite waited";
+  }
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
   reader.join();
   EXPECT_EQ(std::count(got.begin(), got.begin() + 2 * static_cast<long>(n), 'A'),
             2 * static_cast<long>(n));
   EXPECT_EQ(std::count(got.begin() + 2 * static_cast<long>(n), got.end(), 'B'),
             static_cast<long>(n));
+}
+
+TEST(DdpZcopy, OneBufferWrittenTwiceStaysGuardedUntilBothArePulled) {
+  written_twice(ESOCK_ZCOPY_ASYNC, 300ms);
+}
+
+TEST(DdpZcopy, ACopyOnWriteOfOneBufferWrittenTwiceCopiesBoth) {
+  written_twice(ESOCK_ZCOPY_ASYNC_COW, 1500ms);
 }
 
 // A program that exits right after its last (asynchronous) write: the kernel would still
@@ -278,7 +312,7 @@ TEST(DdpZcopy, ExitRightAfterAnAsyncWriteDeliversIt) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int fd = ddp_connect(port);
-    if (fd < 0 || set_mode(fd, ESOCK_ZCOPY_ASYNC) != 0) ::_exit(2);
+    if (fd < 0 || set_zcopy_mode(fd, ESOCK_ZCOPY_ASYNC) != 0) ::_exit(2);
     auto* buf = static_cast<std::uint8_t*>(
         ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     std::memset(buf, 'C', n);
@@ -304,9 +338,9 @@ TEST(DdpZcopy, ExitRightAfterAnAsyncWriteDeliversIt) {
 TEST(DdpZcopy, CloseRightAfterAnAsyncWriteDeliversIt) {
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
   const std::size_t n = 8 * 1024 * 1024;
-  Mapped buf(n);
+  MappedPages buf(n);
   std::memset(buf.p, 'D', n);
   ASSERT_TRUE(write_all(p.cli, buf.p, n));
   ASSERT_EQ(::close(p.cli), 0);

@@ -4,6 +4,7 @@
 // message until an empty message or EOF. On N it serves every connection in its own
 // thread, doing what the connection's first line asks:
 //   echo            echo until EOF, then close
+//   echo-after MS   sleep MS milliseconds (a late reader), then echo until EOF
 //   send N          write N octets of pattern(N, 7) (ddp_helpers.h), then close
 //   hold            read and discard until EOF (never writes), then close
 //   reset           write "last words", read one octet, then close with SO_LINGER 0 (RST)
@@ -103,6 +104,10 @@ void serve(int fd) {
     if (!write_all(fd, reinterpret_cast<const std::uint8_t*>("last words"), 10)) fail("write");
     char b;
     if (::read(fd, &b, 1) != 1) fail("read (reset)");
+  } else if (cmd.rfind("echo-after ", 0) == 0) {
+    // A reader that comes late (AZ-SDP's copy-on-write tests): the writer's sources wait.
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(cmd.c_str() + 11)));
+    echo_until_eof(fd);
   } else if (cmd == "hold") {
     discard_until_eof(fd);
   } else if (cmd == "names") {

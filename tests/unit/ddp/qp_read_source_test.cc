@@ -130,6 +130,59 @@ TEST_F(ReadSource, SentOctetsStayInUseAfterATerminateUntilReleased) {
   EXPECT_FALSE(b.qp.reads_from(rk));
 }
 
+// Copy-on-write (AZ-SDP): mid-response the owner moves the region to a copy. The next
+// segments come from the copy at the same Tagged Offsets, and reads_from(stag, held) says
+// when the transport let go of the segments sent from the old memory, apart from the
+// copy's (which reads_from(stag) still counts).
+TEST_F(ReadSource, AMovedRegionIsAnsweredFromTheCopyAndTheOldMemoryIsReleasedAlone) {
+  b.qp.set_complete_on_ack(true);
+  b.qp.on_segment(request);
+  OutSegment o;
+  ASSERT_TRUE(b.qp.next_segment(o));
+  ASSERT_TRUE(b.qp.next_segment(o));
+  const std::uint64_t second = o.id;
+  EXPECT_EQ(o.payload[0], 0x5a);
+  std::vector<std::uint8_t> copy(region_len, 0x33);  // what the copy holds
+  ASSERT_EQ(b.stags.move(rk, copy.data()), 0);
+  const std::uint64_t held = b.qp.seal_sourced(rk);
+  EXPECT_EQ(held, second);
+  std::fill_n(mem.get(), region_len, std::uint8_t{0});  // the application writes its buffer
+  std::size_t from_copy = 0;
+  std::uint64_t last = 0;
+  while (b.qp.next_segment(o)) {
+    EXPECT_EQ(o.payload.data(), copy.data() + 2 * (cfg().mulpdu - tagged_hdr_len) +
+                                    from_copy * (cfg().mulpdu - tagged_hdr_len));
+    EXPECT_EQ(o.payload[0], 0x33);
+    ++from_copy;
+    last = o.id;
+  }
+  EXPECT_EQ(from_copy, 4u);
+  EXPECT_TRUE(b.qp.reads_from(rk, held));
+  b.qp.on_acked(second - 1);
+  EXPECT_TRUE(b.qp.reads_from(rk, held));
+  b.qp.on_acked(second);
+  EXPECT_FALSE(b.qp.reads_from(rk, held)) << "the old memory is the application's again";
+  EXPECT_TRUE(b.qp.reads_from(rk)) << "the copy is still read";
+  b.qp.on_acked(last);
+  EXPECT_FALSE(b.qp.reads_from(rk));
+}
+
+TEST_F(ReadSource, AMoveBeforeAnySegmentHoldsNothingOfTheOldMemory) {
+  b.qp.set_complete_on_ack(true);
+  std::vector<std::uint8_t> copy(region_len, 0x33);
+  ASSERT_EQ(b.stags.move(rk, copy.data()), 0);
+  EXPECT_EQ(b.qp.seal_sourced(rk), 0u);
+  EXPECT_FALSE(b.qp.reads_from(rk, 0));
+  mem.reset();  // gone: every segment comes from the copy
+  b.qp.on_segment(request);
+  OutSegment o;
+  std::size_t n = 0;
+  while (b.qp.next_segment(o)) n += o.payload.size();
+  EXPECT_EQ(n, region_len);
+  EXPECT_EQ(b.stags.move(0x12345, copy.data()), EINVAL);
+  EXPECT_EQ(b.stags.move(rk, nullptr), EINVAL);
+}
+
 // The same for the send queue: a Send or Write sourced from a region its owner took back
 // after posting (RAWMODE close, esock_dereg_mr) is cut short, never read from freed memory.
 TEST_F(ReadSource, ASendFromADeregisteredRegionFailsLocallyAndReadsNothing) {

@@ -88,6 +88,18 @@ class FakeVerbs final : public rnic::Verbs {
     return mrs.erase(stag) ? 0 : EINVAL;
   }
   bool reads_from(ddp::stag_t stag) const override { return reading.count(stag) != 0; }
+  int move_mr(ddp::stag_t stag, void* mem, std::uint64_t* held) override {
+    if (move_error != 0) return move_error;
+    const auto it = mrs.find(stag);
+    if (it == mrs.end()) return EINVAL;
+    it->second.addr = mem;
+    *held = reading.count(stag) ? 1 : 0;  // a segment sent from the old memory is held
+    if (*held) reading_old.insert(stag);
+    return 0;
+  }
+  bool reads_old(ddp::stag_t stag, std::uint64_t held) const override {
+    return held != 0 && reading_old.count(stag) != 0;
+  }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return drain(scq, out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return drain(rcq, out); }
 
@@ -157,10 +169,12 @@ class FakeVerbs final : public rnic::Verbs {
   std::vector<Read> reads;
   std::map<ddp::stag_t, Mr> mrs;
   std::vector<ddp::stag_t> deregistered;
-  std::set<ddp::stag_t> reading;  // regions the "RNIC" still reads (a Read Response in flight)
+  std::set<ddp::stag_t> reading;      // regions the "RNIC" still reads (a Read Response in flight)
+  std::set<ddp::stag_t> reading_old;  // ... moved ones whose old memory it still reads
   std::deque<ddp::Completion> scq, rcq;
   std::size_t recv_posts = 0;
   int send_error = 0, recv_error = 0, read_error = 0;  // non-zero: that post fails so
+  int move_error = 0;                                  // non-zero: move_mr fails so
   int reg_budget = -1;                                 // registrations left (-1: unlimited)
 
  private:

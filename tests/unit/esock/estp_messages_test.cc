@@ -550,6 +550,46 @@ TEST(EstpFin, GrantsAndRdmadoneStillArriveAfterPeerFin) {
   EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(100));
 }
 
+// Copy-on-write (AZ-SDP): an outstanding source moves to a copy; its old memory is the
+// application's once the verbs read none of it, while the rendezvous goes on from the copy.
+TEST(EstpRndv, AMovedSourceIsReadFromTheCopyUntilItsRdmadone) {
+  Lone e(local(), Hello{false, 4, 256});
+  const auto src = bytes(100);
+  std::uint32_t id = 0;
+  ASSERT_EQ(e.s().start_rndv(src, &id), 0);
+  const ddp::stag_t stag = e.v.mrs.rbegin()->first;
+  EXPECT_TRUE(e.s().rndv_reads_old(id)) << "not moved: the source is read";
+  e.v.reading.insert(stag);  // a Read Response from the source is in flight
+  std::vector<std::uint8_t> copy(src.begin(), src.end());
+  ASSERT_EQ(e.s().move_rndv(id, copy.data()), 0);
+  EXPECT_EQ(e.v.mrs.at(stag).addr, copy.data());
+  EXPECT_TRUE(e.s().rndv_reads_old(id));
+  e.v.reading_old.erase(stag);  // TCP released what it sent from the source
+  EXPECT_FALSE(e.s().rndv_reads_old(id));
+  EXPECT_EQ(e.s().move_rndv(id, copy.data()), 0) << "moved once only";
+  EXPECT_EQ(e.s().move_rndv(id + 1, copy.data()), ENOENT);
+  e.from_peer(Message{.type = Type::rdmadone, .length = 100, .id = id});
+  EXPECT_FALSE(e.s().rndv_finished()) << "the copy is still read";
+  e.v.reading.erase(stag);
+  EXPECT_EQ(e.s().rndv_finished(), std::optional<std::size_t>(100));
+  EXPECT_TRUE(e.s().rndv_reads_old(id)) << "no longer outstanding: not known";
+}
+
+TEST(EstpRndv, APulledOrUnmovableSourceIsNotMoved) {
+  Lone e(local(), Hello{false, 4, 256});
+  const auto src = bytes(100);
+  std::uint32_t id = 0;
+  ASSERT_EQ(e.s().start_rndv(src, &id), 0);
+  std::vector<std::uint8_t> copy(src.begin(), src.end());
+  e.v.move_error = EOPNOTSUPP;  // an RNIC reads the memory itself
+  EXPECT_EQ(e.s().move_rndv(id, copy.data()), EOPNOTSUPP);
+  EXPECT_TRUE(e.s().rndv_reads_old(id));
+  e.v.move_error = 0;
+  e.v.reading.insert(e.v.mrs.rbegin()->first);
+  e.from_peer(Message{.type = Type::rdmadone, .length = 100, .id = id});
+  EXPECT_EQ(e.s().move_rndv(id, copy.data()), ENOENT) << "pulled: nothing new reads it";
+}
+
 // Section 6: after the peer's FIN every loud grant goes back at once (before it, one waits
 // for more or for a starving peer): the peer's close over rdmacm waits for them.
 TEST(EstpFin, AfterThePeersFinEveryGrantGoesBackAtOnce) {

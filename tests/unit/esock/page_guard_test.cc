@@ -47,17 +47,17 @@ TEST(PageGuard, AWriteToAGuardedPageWaitsForTheReleaseThenLands) {
     b.p[page + 5] = 9;  // faults, held until the release
     written = true;
   });
-  for (int i = 0; i < 500 && !page_guard::faulted(g); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(page_guard::faulted(g)) << "the writer is held in the fault";
+  for (int i = 0; i < 500 && !page_guard::awaited(g); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(page_guard::awaited(g)) << "the writer is held in the fault";
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(written.load());
-  EXPECT_TRUE(page_guard::faulted(g));
+  EXPECT_TRUE(page_guard::awaited(g));
   EXPECT_EQ(b.p[page + 5], 1) << "the peer still reads what was written before";
   EXPECT_EQ(page_guard::release(g), 1u) << "the fault it held, for the socket's counter";
   writer.join();
   EXPECT_TRUE(written.load());
   EXPECT_EQ(b.p[page + 5], 9);
-  EXPECT_FALSE(page_guard::faulted(g));
+  EXPECT_FALSE(page_guard::awaited(g));
   EXPECT_EQ(page_guard::faults_taken(), before + 1);
 }
 
@@ -81,6 +81,29 @@ TEST(PageGuard, OverlapsAndWaitUnguarded) {
   t.join();
   EXPECT_FALSE(page_guard::overlaps(b.p, b.len));
   b.p[page] = 3;  // writable again, no fault
+}
+
+// Copy-on-write's signal (runtime.cc copy_on_write): a thread waiting for a guard, in
+// wait_unguarded (free, a read into the pages) as in a fault, makes it awaited, is counted,
+// and calls the wait hook once as it starts waiting.
+std::atomic<int> hook_calls{0};
+
+TEST(PageGuard, AWaiterMakesTheGuardAwaitedAndCallsTheHook) {
+  Pages b(2);
+  const int g = page_guard::protect(b.p, page);
+  ASSERT_GE(g, 0);
+  page_guard::set_wait_hook([] { ++hook_calls; });
+  EXPECT_FALSE(page_guard::awaited(g));
+  EXPECT_EQ(page_guard::waiting(), 0);
+  std::thread t([&] { page_guard::wait_unguarded(b.p + 10, 1); });
+  for (int i = 0; i < 500 && !page_guard::awaited(g); ++i) std::this_thread::sleep_for(2ms);
+  EXPECT_TRUE(page_guard::awaited(g));
+  EXPECT_EQ(page_guard::waiting(), 1);
+  EXPECT_EQ(hook_calls.load(), 1);
+  page_guard::release(g);
+  t.join();
+  EXPECT_EQ(page_guard::waiting(), 0);
+  page_guard::set_wait_hook(nullptr);
 }
 
 // The writability check of a buffer written again while guarded (io.cc write_async):
