@@ -4,6 +4,8 @@
 //   copy    DDPMODE, ESOCK_ZCOPY_COPY   (BSDP: every write copied into DATA messages)
 //   sync    DDPMODE, ESOCK_ZCOPY_SYNC   (ZSDP: rendezvous, write waits for the pull)
 //   async   DDPMODE, ESOCK_ZCOPY_ASYNC  (AZ-SDP: write returns, pages guarded until pulled)
+//   async-cow  DDPMODE, ESOCK_ZCOPY_ASYNC_COW (AZ-SDP copy-on-write: a touch copies instead
+//           of waiting; overlap and touch only, where it differs from async)
 // The server is a forked child (its own esock runtime) serving each connection in a thread;
 // the client is this process. DDPMODE runs over the dpdk provider on a net_memif link
 // between the two (--provider ksock: kernel TCP under it instead). Buffers are page-aligned
@@ -56,9 +58,10 @@ using esock_bench::now;
 using esock_bench::read_all;
 using esock_bench::write_all;
 
-enum Contender { kernel = 0, bsdp = 1, zsdp = 2, azsdp = 3 };  // copy, sync, async
-const char* const contender_names[] = {"kernel", "copy", "sync", "async"};
-const int zmodes[] = {-1, ESOCK_ZCOPY_COPY, ESOCK_ZCOPY_SYNC, ESOCK_ZCOPY_ASYNC};
+enum Contender { kernel = 0, bsdp = 1, zsdp = 2, azsdp = 3, azsdp_cow = 4 };
+const char* const contender_names[] = {"kernel", "copy", "sync", "async", "async-cow"};
+const int zmodes[] = {-1, ESOCK_ZCOPY_COPY, ESOCK_ZCOPY_SYNC, ESOCK_ZCOPY_ASYNC,
+                      ESOCK_ZCOPY_ASYNC_COW};
 
 struct Cmd {           // the client's first 24 octets on every connection
   std::uint32_t op;    // 1 ping-pong, 2 stream
@@ -372,6 +375,7 @@ int main(int argc, char** argv) {
                g_dpdk ? "the dpdk provider (net_memif)" : "the ksock provider (loopback)");
   const std::uint64_t volume = quick ? (16u << 20) : (128u << 20);
   const Contender all[] = {kernel, bsdp, zsdp, azsdp};
+  const Contender with_cow[] = {kernel, bsdp, zsdp, azsdp, azsdp_cow};
 
   std::vector<std::uint32_t> sizes;
   for (std::uint32_t s = 1024; s <= (4u << 20); s *= 4) sizes.push_back(s);
@@ -390,7 +394,7 @@ int main(int argc, char** argv) {
   if (wanted(exps, "overlap"))
     for (std::uint32_t size : {65536u, 1u << 20})
       for (double us : {0.0, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0})
-        for (Contender k : all) {
+        for (Contender k : with_cow) {
           // Enough writes for a steady state, few enough that the compute stays bounded.
           const std::uint64_t n = std::clamp<std::uint64_t>(volume / size, 32, quick ? 200 : 1000);
           result("overlap", k, size, us, median3([&] { return stream_on(k, size, n, us, 0); }));
@@ -398,7 +402,7 @@ int main(int argc, char** argv) {
   if (wanted(exps, "touch"))
     for (std::uint32_t size : {65536u, 1u << 20})
       for (std::uint32_t window : {1u, 2u, 4u, 8u, 16u, 32u, 64u})
-        for (Contender k : all)
+        for (Contender k : with_cow)
           result("touch", k, size, window, median3([&] {
                    return stream_on(k, size, stream_count(size, volume), 0, window);
                  }));

@@ -9,12 +9,13 @@ A missing cell shows as n/a; nothing here judges a number.
 import os
 import sys
 
-CONTENDERS = ["kernel", "copy", "sync", "async"]
+CONTENDERS = ["kernel", "copy", "sync", "async", "async-cow"]
 LABELS = {
     "kernel": "kernel TCP (loopback)",
     "copy": "DDPMODE copy (BSDP)",
     "sync": "DDPMODE sync (ZSDP)",
     "async": "DDPMODE async (AZ-SDP)",
+    "async-cow": "DDPMODE async-cow (AZ-SDP, copy-on-write)",
 }
 # experiment: (title, x label, y label, x is the size, log x, log y)
 EXPERIMENTS = {
@@ -74,17 +75,19 @@ def table(exp, data):
     title, xlabel, ylabel, by_size, _, _ = EXPERIMENTS[exp]
     lines = [f"### {title}", "", f"{ylabel}; last columns: async / sync and async / kernel; "
              "CPU: client + server seconds per cell", ""]
+    # The contenders this experiment ran (async-cow only where it differs from async).
+    present = [c for c in CONTENDERS if any(c in per for per in data.values())]
     head = ["size", xlabel] if not by_size else ["size"]
-    head += [c for c in CONTENDERS] + ["async / sync", "async / kernel"] + [f"CPU {c}" for c in CONTENDERS]
+    head += present + ["async / sync", "async / kernel"] + [f"CPU {c}" for c in present]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---:|" * len(head))
     for (size, x), per in sorted(data.items()):
         row = [size_label(size)] + ([] if by_size else [f"{x:g}"])
         vals = {c: per.get(c, (None, 0, 0))[0] for c in CONTENDERS}
-        row += [fmt(vals[c]) for c in CONTENDERS]
+        row += [fmt(vals[c]) for c in present]
         for a, b in (("async", "sync"), ("async", "kernel")):
             row.append(f"{vals[a] / vals[b]:.2f}" if vals[a] and vals[b] else "n/a")
-        row += [f"{per[c][1] + per[c][2]:.2f}" if c in per else "n/a" for c in CONTENDERS]
+        row += [f"{per[c][1] + per[c][2]:.2f}" if c in per else "n/a" for c in present]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
