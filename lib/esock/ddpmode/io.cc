@@ -413,8 +413,18 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
       if (page_guard::overlaps(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len)) return true;
     return false;
   };
-  while (page_guard::any() && guarded())
-    if (rt.wait_interruptible(lk) == EINTR) return fail(EINTR);
+  // Marked awaited meanwhile: copy-on-write (ESOCK_ZCOPY_ASYNC_COW) copies the pages and
+  // gives them back rather than wait for the peer's pull.
+  page_guard::Awaiting awaiting;
+  while (page_guard::any() && guarded()) {
+    for (std::size_t i = 0; i < msg->msg_iovlen; ++i)
+      page_guard::mark_awaited(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, &awaiting);
+    if (rt.wait_interruptible(lk) == EINTR) {
+      page_guard::unmark_awaited(&awaiting);
+      return fail(EINTR);
+    }
+  }
+  page_guard::unmark_awaited(&awaiting);
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
   if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) {

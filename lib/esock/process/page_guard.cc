@@ -205,6 +205,34 @@ void set_wait_hook(void (*hook)()) {
   g_wait_hook.store(hook, std::memory_order_release);
 }
 
+void mark_awaited(const void* p, std::size_t len, Awaiting* a) {
+  if (len == 0) return;
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  for (int i = 0; i < max_guards; ++i) {
+    Slot& s = g_slots[i];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if ((a->slots[i / 64] & bit) != 0 || (s.seq.load(std::memory_order_acquire) & 1) == 0) continue;
+    if (!(b < s.end.load(std::memory_order_relaxed) &&
+          s.begin.load(std::memory_order_relaxed) < b + len))
+      continue;
+    a->slots[i / 64] |= bit;
+    s.waiters.fetch_add(1, std::memory_order_acq_rel);
+    if (!a->counted) {
+      a->counted = true;
+      g_waiting.fetch_add(1, std::memory_order_acq_rel);
+      if (void (*hook)() = g_wait_hook.load(std::memory_order_acquire)) hook();
+    }
+  }
+}
+
+void unmark_awaited(Awaiting* a) {
+  for (int i = 0; i < max_guards; ++i)
+    if ((a->slots[i / 64] & (std::uint64_t{1} << (i % 64))) != 0)
+      g_slots[i].waiters.fetch_sub(1, std::memory_order_acq_rel);
+  if (a->counted) g_waiting.fetch_sub(1, std::memory_order_acq_rel);
+  *a = Awaiting{};
+}
+
 bool any() {
   return g_active.load(std::memory_order_relaxed) != 0;
 }
@@ -274,6 +302,10 @@ void forget_all_in_child() {
   new (&g_mu) std::mutex;
   for (int i = 0; i < max_guards; ++i)
     if ((g_slots[i].seq.load(std::memory_order_relaxed) & 1) != 0) unguard(i);
+  // The parent's threads that waited are not here: their counts would keep every new
+  // guard awaited (copied at once) and the progress thread from resting.
+  for (Slot& s : g_slots) s.waiters.store(0, std::memory_order_relaxed);
+  g_waiting.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace esock::sockets::page_guard

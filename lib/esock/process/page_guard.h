@@ -39,6 +39,16 @@ std::uint32_t release(int guard);
 bool awaited(int guard);
 // Threads waiting for a guard, all guards (one relaxed load).
 int waiting();
+// A thread that waits for guards its own way (a DDPMODE read into the pages runs the
+// stack's rounds meanwhile, io.cc) marks them awaited as wait_unguarded() does: mark()
+// every guard over [p, p + len) not marked yet (again after new guards came), unmark()
+// all when done. The wait hook runs at the first mark.
+struct Awaiting {
+  std::uint64_t slots[max_guards / 64] = {};
+  bool counted = false;  // in waiting()
+};
+void mark_awaited(const void* p, std::size_t len, Awaiting* a);
+void unmark_awaited(Awaiting* a);
 // Called by a thread that starts to wait for a guard (also from the fault handler, so it
 // must be async-signal-safe): the owner's progress thread wakes to release or copy. One
 // hook per process; null removes it.

@@ -167,6 +167,9 @@ class DpdkConn final : public ProviderConn {
     return ep_ && ep_->state() == utcp::Endpoint::State::negotiating && ep_->peer_silent();
   }
   bool relay_plain(int fd) override;
+  void keep_while_sent(std::unique_ptr<std::uint8_t[]> mem) override {
+    if (ep_) ep_->keep_while_sent(std::move(mem));
+  }
 
  private:
   void attach(std::unique_ptr<utcp::Endpoint> ep);

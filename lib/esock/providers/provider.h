@@ -98,6 +98,10 @@ class ProviderConn {
   // Own stacks, instead: carries the connection on as plain TCP through fd, the runtime's
   // end of an AF_UNIX stream pair (non-blocking, close-on-exec, high), which the provider
   // owns from now on, also when it returns false (utcp/plain_relay.h).
+  // Memory the transport may still send from by reference after the connection is
+  // released (a copy-on-write's copy, runtime.cc): the provider frees it once nothing
+  // points into it. Transports that copy what they send free it now.
+  virtual void keep_while_sent(std::unique_ptr<std::uint8_t[]> /*mem*/) {}
   virtual bool relay_plain(int fd) {
     ::close(fd);
     return false;

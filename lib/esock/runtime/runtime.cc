@@ -147,6 +147,10 @@ void Conn::release() {
   fork_slot = {};
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
+  // Copies on write may still be pointed into by frames TCP or the device hold (a reset
+  // connection's frames the PMD has not taken yet): they go with the transport's pins.
+  for (AsyncWrite& w : async_writes)
+    if (w.copy && pc) pc->keep_while_sent(std::move(w.copy));
   pc.reset();                                                       // closes the transport
   for (const AsyncWrite& w : async_writes) release_guard(w.guard);  // nothing reads them
   async_writes.clear();
@@ -463,7 +467,12 @@ void DdpRuntime::drain_async_writes_at_exit() {
       for (const auto& s : rt.socks_) {
         if (s->conn == nullptr || s->conn->async_writes.empty()) continue;
         if (s->conn->stream) s->conn->stream->cancel_rndv();
-        for (const Conn::AsyncWrite& w : s->conn->async_writes) s->conn->release_guard(w.guard);
+        for (Conn::AsyncWrite& w : s->conn->async_writes) {
+          s->conn->release_guard(w.guard);
+          // TCP may still send from a copy on write until the stack stops (at_exit drains
+          // it after this handler): the process's end frees it.
+          (void)w.copy.release();
+        }
         s->conn->async_writes.clear();
       }
     });

@@ -79,6 +79,10 @@ void Endpoint::abort() {
   conn_ = nullptr;
 }
 
+void Endpoint::keep_while_sent(std::unique_ptr<std::uint8_t[]> mem) {
+  pool_->keep(std::move(mem));
+}
+
 tcp::Connection* Endpoint::release_plain() {
   tcp::Connection* c = std::exchange(conn_, nullptr);
   if (c != nullptr) c->set_user(nullptr);

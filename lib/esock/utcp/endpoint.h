@@ -99,6 +99,9 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   // the engine sent anything a plain peer would take for data (a responder's, or an
   // initiator whose peer spoke first and then gets the Request it ignores).
   tcp::Connection* release_plain();
+  // Memory that octets sent by reference may point into (a copy-on-write's copy): freed
+  // once TCP and the device let go of every one (TxPool::keep), which may be after us.
+  void keep_while_sent(std::unique_ptr<std::uint8_t[]> mem);
   const std::string& error() const { return engine_.error(); }
   const mpa::Negotiated& negotiated() const { return engine_.negotiated(); }
   const Stats& stats() const { return engine_.stats(); }

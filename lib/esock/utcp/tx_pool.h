@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "base/buf_ref.h"
@@ -42,6 +43,9 @@ class TxPool {
 
   // The owner is gone: delete this pool as soon as no reference is out (possibly now).
   void orphan();
+  // Memory pinned pieces may point into (a copy-on-write's copy, whose region is gone with
+  // its owner): freed with the pool, when the last pin is back.
+  void keep(std::unique_ptr<std::uint8_t[]> mem) { kept_.push_back(std::move(mem)); }
 
  private:
   TxPool() = default;
@@ -61,6 +65,7 @@ class TxPool {
   std::deque<bool> done_;
   std::uint64_t released_through_ = 0;
   bool orphaned_ = false;
+  std::vector<std::unique_ptr<std::uint8_t[]>> kept_;
 };
 
 }  // namespace esock::utcp

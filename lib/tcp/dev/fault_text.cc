@@ -45,15 +45,22 @@ std::optional<FaultConfig> parse_fault_text(std::string_view text, std::string* 
     *why = "no fault named";
     return std::nullopt;
   }
-  while (!text.empty()) {
+  std::string seen;  // ",key," for each key given: a repeated one is refused
+  for (bool more = true; more;) {
     const std::size_t comma = text.find(',');
     const std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    more = comma != std::string_view::npos;  // "loss=0.1," ends in an empty item: refused
+    text = more ? text.substr(comma + 1) : std::string_view{};
     const std::size_t eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
     const std::string_view val =
         eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
     bool ok = eq != std::string_view::npos;
+    if (ok && seen.find("," + std::string(key) + ",") != std::string::npos) {
+      *why = "'" + std::string(key) + "' is given twice";
+      return std::nullopt;
+    }
+    seen += "," + std::string(key) + ",";
     if (!ok) {
     } else if (key == "loss") {
       ok = parse_probability(val, &s.loss);

@@ -222,23 +222,27 @@ TEST(DdpZcopy, FreeingTheBufferOfACopyOnWriteWriteWaitsOnlyForTheCopy) {
 // Reading into the buffer of an asynchronous write (an echo program reuses its buffer):
 // over DDPMODE the read waits until the peer pulled the pages (a copy into them under the
 // stack's lock would wait in the fault for a release that needs that lock), and a kernel
-// read(2), which would fail with EFAULT on a read-only page, waits the same way.
-TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
+// read(2), which would fail with EFAULT on a read-only page, waits the same way. With
+// copy-on-write both wait only for the copy, not for the peer, which reads `late`.
+void read_into_written_buffer(int mode, std::chrono::milliseconds late) {
+  const bool cow = mode == ESOCK_ZCOPY_ASYNC_COW;
   DdpPair p;
   ASSERT_GE(p.srv, 0);
-  ASSERT_EQ(set_zcopy_mode(p.cli, ESOCK_ZCOPY_ASYNC), 0);
+  ASSERT_EQ(set_zcopy_mode(p.cli, mode), 0);
   const std::size_t n = 16 * 1024 * 1024;
   MappedPages buf(n);
   std::memset(buf.p, 'A', n);
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
+  std::atomic<int> peer_reads{0};
   // The reply is queued before the peer pulls: the read finds data while the pages are
   // still guarded.
   std::thread peer([&] {
     std::vector<std::uint8_t> got(n);
     EXPECT_TRUE(write_all(p.srv, reinterpret_cast<const std::uint8_t*>("reply"), 5));
     EXPECT_EQ(::write(pipefd[1], "pipe!", 5), 5);
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(late);
+    ++peer_reads;
     EXPECT_TRUE(read_all(p.srv, got.data(), n));
     EXPECT_EQ(std::count(got.begin(), got.end(), 'A'), static_cast<long>(n));
   });
@@ -247,19 +251,34 @@ TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
   std::this_thread::sleep_for(100ms);                 // the reply is in
   ASSERT_TRUE(read_all(p.cli, buf.p + n - page, 5));  // DDPMODE read into a guarded page
   EXPECT_EQ(std::memcmp(buf.p + n - page, "reply", 5), 0);
+  if (cow) {
+    EXPECT_EQ(peer_reads.load(), 0) << "the read waited for the peer";
+  }
   std::memset(buf.p, 'A', n);
   ASSERT_TRUE(write_all(p.cli, buf.p, n));  // guarded again
   std::thread peer2([&] {
     std::vector<std::uint8_t> got(n);
-    std::this_thread::sleep_for(200ms);
+    std::this_thread::sleep_for(late);
+    ++peer_reads;
     EXPECT_TRUE(read_all(p.srv, got.data(), n));
   });
   EXPECT_EQ(::read(pipefd[0], buf.p + n - page, 5), 5) << std::strerror(errno);
   EXPECT_EQ(std::memcmp(buf.p + n - page, "pipe!", 5), 0);
+  if (cow) {
+    EXPECT_EQ(peer_reads.load(), 0) << "the kernel read waited for the peer";
+  }
   peer.join();
   peer2.join();
   ::close(pipefd[0]);
   ::close(pipefd[1]);
+}
+
+TEST(DdpZcopy, ReadsIntoTheBufferOfAnAsyncWriteWaitForThePull) {
+  read_into_written_buffer(ESOCK_ZCOPY_ASYNC, 300ms);
+}
+
+TEST(DdpZcopy, ReadsIntoTheBufferOfACopyOnWriteWriteWaitOnlyForTheCopy) {
+  read_into_written_buffer(ESOCK_ZCOPY_ASYNC_COW, 1500ms);
 }
 
 // The same buffer written twice before the peer pulled the first (a sender that loops

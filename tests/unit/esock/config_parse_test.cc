@@ -148,12 +148,13 @@ TEST(ConfigParse, EveryDocumentedKeyIsKnown) {
     for (const ConfigIssue& i : p.issues)
       EXPECT_EQ(i.text.find("unknown setting"), std::string::npos) << i.text;
   }
-  EXPECT_EQ(config_keys().size(), 28u);
+  EXPECT_EQ(config_keys().size(), 29u);
 }
 
-TEST(ConfigParse, ZcopyIsOneOfThreeModes) {
+TEST(ConfigParse, ZcopyIsOneOfFourModes) {
   EXPECT_EQ(parse("").c.zcopy, "sync");
   EXPECT_EQ(parse("", {"ESOCK_ZCOPY=async"}).c.zcopy, "async");
+  EXPECT_EQ(parse("", {"ESOCK_ZCOPY=async-cow"}).c.zcopy, "async-cow");
   EXPECT_EQ(parse("zcopy = copy\n").c.zcopy, "copy");
   EXPECT_EQ(parse("", {"ESOCK_ZCOPY=fast"}).errors(), 1);
 }

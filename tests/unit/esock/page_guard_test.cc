@@ -213,15 +213,25 @@ TEST(PageGuardDeathTest, AFaultThatIsNotEsocksStillKills) {
 
 // A fork child's copy of guarded pages is its own: writable at once (nothing would ever
 // release it), while the parent's stay guarded until its release.
+// ... and none of the parent's waiters: a thread waiting at the fork is not in the child,
+// so the child's next guard is not awaited (copy-on-write would copy it at once).
 TEST(PageGuard, AForkChildGetsItsPagesBack) {
   Pages b(1);
   const int g = page_guard::protect(b.p, page);
   ASSERT_GE(g, 0);
+  std::thread waiter([&] { page_guard::wait_unguarded(b.p, 1); });
+  for (int i = 0; i < 500 && page_guard::waiting() == 0; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(page_guard::waiting(), 1);
   const pid_t pid = ::fork();
   if (pid == 0) {
     page_guard::forget_all_in_child();  // the runtime's at-fork child handler does this
     b.p[0] = 7;
-    ::_exit(page_guard::overlaps(b.p, page) ? 1 : 0);
+    if (page_guard::overlaps(b.p, page)) ::_exit(1);
+    if (page_guard::waiting() != 0) ::_exit(2);
+    const int again = page_guard::protect(b.p, page);  // the slot the parent's waiter was on
+    if (again < 0 || page_guard::awaited(again)) ::_exit(3);
+    page_guard::release(again);
+    ::_exit(0);
   }
   ASSERT_GT(pid, 0);
   int status = 0;
@@ -229,6 +239,7 @@ TEST(PageGuard, AForkChildGetsItsPagesBack) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_TRUE(page_guard::overlaps(b.p, page));
   page_guard::release(g);
+  waiter.join();
   b.p[0] = 8;
 }
 

@@ -30,7 +30,8 @@ TEST(FaultText, EveryItemAppliesToBothDirections) {
 
 TEST(FaultText, BadItemsAreRefusedWithTheReason) {
   for (const char* bad : {"", "loss", "loss=", "loss=2", "loss=-0.1", "loss=0.1x", "loss=nan",
-                          "seed=-1", "seed=", "loss=0.1,,reorder=0.1", "reorder=1e9"}) {
+                          "seed=-1", "seed=", "loss=0.1,,reorder=0.1", "reorder=1e9", "loss=0.1,",
+                          ",loss=0.1", "loss=0.1,loss=0.2"}) {
     std::string why;
     EXPECT_FALSE(parse_fault_text(bad, &why)) << bad;
     EXPECT_FALSE(why.empty()) << bad;
