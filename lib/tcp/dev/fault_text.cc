@@ -27,6 +27,9 @@ bool carries_tcp_payload(const FaultFrameInfo& f) {
   const bytes_view h = f.head;
   // Ethernet II (14), IPv4 (IHL), TCP (data offset): the payload is what IPv4's total
   // length leaves after the two headers (the frame's length may include Ethernet padding).
+  // Read by hand, not with tcp/wire's Ipv4View: a tx frame's head holds the headers only
+  // (the payload is in pieces) and its checksums may be left to the device, which that
+  // view's checks refuse.
   if (h.size() < 14 + 20 || h[12] != 0x08 || h[13] != 0x00 || (h[14] >> 4) != 4 || h[23] != 6)
     return false;
   const std::size_t ihl = static_cast<std::size_t>(h[14] & 0x0f) * 4;

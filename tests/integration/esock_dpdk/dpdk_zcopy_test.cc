@@ -21,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 // The peer reads after 1.5 s. With copy-on-write, overwriting the buffer right after each
 // write waits for copies (and TCP's acknowledgements), not for the reader, and the echo
 // holds the first contents, then the second: never an overwritten octet. Block-on-write
