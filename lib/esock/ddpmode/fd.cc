@@ -27,7 +27,10 @@ void ddp_release(std::shared_ptr<Socket> s) {
   if (!s || s->fd_refs.fetch_sub(1) != 1) return;
   // The last number naming this socket went away: the connection closes (FIN, drain).
   DdpRuntime& rt = DdpRuntime::get();
-  std::lock_guard lk(rt.mu);
+  std::unique_lock lk(rt.mu);
+  // An asynchronous read returned already: its octets are the application's, which may use
+  // them after the close (read_async.h).
+  rt.finish_async_read(lk, *s);
   rt.close(s);
 }
 

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "esock/ddpmode/ops.h"
+#include "esock/ddpmode/read_async.h"
+#include "esock/ddpmode/zcopy_pages.h"
 #include "esock/esock.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
@@ -157,32 +159,6 @@ struct AsyncStep {
   int err = 0;
 };
 
-std::uintptr_t page_size() {
-  static const auto p = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  return p;
-}
-
-// Whether [p, p + n) overlaps the calling thread's stack (pthread_getattr_np, once per
-// thread).
-bool on_own_stack(const std::uint8_t* p, std::size_t n) {
-  thread_local std::uintptr_t lo = 0, hi = 0;
-  if (hi == 0) {
-    pthread_attr_t attr;
-    void* addr = nullptr;
-    std::size_t size = 0;
-    if (::pthread_getattr_np(::pthread_self(), &attr) == 0) {
-      if (::pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        lo = reinterpret_cast<std::uintptr_t>(addr);
-        hi = lo + size;
-      }
-      ::pthread_attr_destroy(&attr);
-    }
-    if (hi == 0) hi = 1;  // unknown: asked once
-  }
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  return a < hi && lo < a + n;
-}
-
 AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk,
                       const std::uint8_t* p, std::size_t len, bool cow) {
   const std::uintptr_t pg = page_size();
@@ -251,10 +227,31 @@ ssize_t write_error(int err, int flags) {
 
 namespace {
 
+// A buffer an asynchronous read still fills (read_async.h) is no-access until its octets
+// landed: a write from it waits for them (a copy or a send from it, the stack's, would
+// fault holding the lock the landing needs), running rounds meanwhile. 0 or EINTR.
+int wait_landed(DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk, const msghdr* m) {
+  if (m == nullptr || m->msg_iov == nullptr || m->msg_iovlen > static_cast<std::size_t>(IOV_MAX))
+    return 0;  // check_msg's to refuse
+  for (;;) {
+    bool held = false;
+    for (std::size_t i = 0; i < m->msg_iovlen && !held; ++i)
+      held = page_guard::overlaps_no_access(m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
+    if (!held) return 0;
+    if (rt.wait_interruptible(lk) == EINTR) return EINTR;
+  }
+}
+
 ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, int flags) {
-  if (const int err = check_msg(msg, false); err != 0) return fail(err);
   DdpRuntime& rt = DdpRuntime::get();
-  std::unique_lock lk(rt.mu);
+  std::unique_lock lk(rt.mu, std::defer_lock);
+  if (page_guard::any()) [[unlikely]] {
+    lk.lock();
+    if (wait_landed(rt, lk, msg) == EINTR) return fail(EINTR);
+    lk.unlock();
+  }
+  if (const int err = check_msg(msg, false); err != 0) return fail(err);
+  lk.lock();
   const bool nonblock = s->nonblocking || (flags & MSG_DONTWAIT);
   if (const int err = rt.take_over(lk, *s, !nonblock); err != 0) return fail(err);  // fork
   if (const int err = await_connected(*s, rt, lk, nonblock); err != 0) {
@@ -520,6 +517,19 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
         return got ? ssize_t(got) : fail(EFAULT);  // nothing consumed
       r = st.read(rest, peek);
       if (r.err == EAGAIN && st.pull_needed()) {
+        // AZ-SDP (ESOCK_ZCOPY_ASYNC, _ASYNC_COW): returns at once, the octets land later
+        // (read_async.h). Not for MSGMODE: a message's end is known only once it is pulled.
+        const int zmode = zcopy_mode(*s);
+        if ((zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) && !nonblock && !peek &&
+            !s->msgmode() && rest.size() == 1 && rt.progresses_unattended()) {
+          const std::size_t n = start_async_read(*s, rt, rest.front(), config().sink_threshold,
+                                                 waitall ? want - got : 0);
+          if (n > 0) {
+            rt.note_activity();
+            rt.after_op(*s);
+            return static_cast<ssize_t>(got + n);
+          }
+        }
         // Zero-copy into the caller's buffer when it waits anyway (which a peer's data then
         // fills, so it must all be writable); else via the engine.
         if (!nonblock && !peek && rest.size() == 1 &&

@@ -159,6 +159,8 @@ class Stream {
   ReadOut read(std::span<const mut_bytes> dst, bool peek);
   // The head of the queue is an SRCAVAIL nobody pulls yet: a reader must pull.
   bool pull_needed() const;
+  // Octets of the SRCAVAIL at the head of the queue not pulled yet, if pull_needed().
+  std::size_t pull_available() const;
   // Zero-copy pull into dst (registered for the duration, must stay valid until
   // pull_result() or cancel_pull()), or into an engine buffer whose octets then read like
   // DATA. 0 or an errno value.
@@ -175,7 +177,8 @@ class Stream {
   bool prefetch_needed() const;
   bool pulling() const { return pull_.active; }
   // FIONREAD (ioctl(2), tcp(7)): octets a read could return, advertised sources included (a
-  // read pulls them); MSGMODE: the length of the next whole message, 0 if none yet.
+  // read pulls them) but not what a zero-copy pull under way takes (its reader has them,
+  // or will); MSGMODE: the length of the next whole message, 0 if none yet.
   std::size_t readable_octets() const;
   // SIOCOUTQ (tcp(7)): octets written that the peer has not taken yet: DATA payload whose
   // send has not completed, and what a rendezvous source still has to be pulled.

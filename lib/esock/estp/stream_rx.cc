@@ -217,6 +217,10 @@ bool Stream::pull_needed() const {
          rq_.front().kind == Entry::Kind::src && !discarding_;
 }
 
+std::size_t Stream::pull_available() const {
+  return pull_needed() ? rq_.front().len - rq_.front().off : 0;
+}
+
 int Stream::pull(mut_bytes dst) {
   if (!pull_needed()) return error_ != 0 ? error_ : EINVAL;
   if (dst.empty()) return EINVAL;
@@ -336,7 +340,9 @@ std::size_t Stream::readable_octets() const {
     n += e.len - e.off;
     if (local_.msgmode && e.eom) return n;
   }
-  return local_.msgmode ? 0 : n;
+  if (local_.msgmode) return 0;
+  // A zero-copy pull takes octets of the first source (pull_finished consumes them).
+  return pull_.active && !pull_.bounce ? n - std::min(n, pull_.len) : n;
 }
 
 bool Stream::readable() const {

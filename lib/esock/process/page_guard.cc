@@ -26,6 +26,7 @@ struct Slot {
   std::atomic<std::uintptr_t> begin{0}, end{0};
   std::atomic<std::uint32_t> waiters{0};
   std::atomic<std::uint32_t> faults{0};  // held on this guard (release() hands them out)
+  std::atomic<bool> no_access{false};    // Access::none
 };
 
 Slot g_slots[max_guards];
@@ -147,9 +148,42 @@ void unguard(int i) {
   futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
 }
 
+bool overlapping(const void* p, std::size_t len, bool no_access_only) {
+  if (len == 0) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (const Slot& s : g_slots) {
+    if ((s.seq.load(std::memory_order_acquire) & 1) == 0) continue;
+    if (no_access_only && !s.no_access.load(std::memory_order_relaxed)) continue;
+    if (a < s.end.load(std::memory_order_relaxed) &&
+        s.begin.load(std::memory_order_relaxed) < a + len)
+      return true;
+  }
+  return false;
+}
+
+// Blocks until no guard (no no-access guard, if no_access_only) covers an octet of
+// [p, p + len). Async-signal-safe, and keeps errno (free() does, glibc 2.33).
+void wait_for(const void* p, std::size_t len, bool no_access_only) {
+  if (len == 0) return;
+  const int saved = errno;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (Slot& s : g_slots) {
+    for (;;) {
+      const std::uint32_t q = s.seq.load(std::memory_order_acquire);
+      if ((q & 1) == 0) break;
+      if (no_access_only && !s.no_access.load(std::memory_order_relaxed)) break;
+      if (!(a < s.end.load(std::memory_order_relaxed) &&
+            s.begin.load(std::memory_order_relaxed) < a + len))
+        break;
+      wait_on(s, q);
+    }
+  }
+  errno = saved;
+}
+
 }  // namespace
 
-int protect(void* begin, std::size_t len) {
+int protect(void* begin, std::size_t len, Access access) {
   const auto b = reinterpret_cast<std::uintptr_t>(begin);
   if (len == 0 || b % page_size() != 0 || len % page_size() != 0 || b + len < b) {
     errno = EINVAL;
@@ -166,9 +200,10 @@ int protect(void* begin, std::size_t len) {
     s.begin.store(b, std::memory_order_relaxed);
     s.end.store(b + len, std::memory_order_relaxed);
     s.faults.store(0, std::memory_order_relaxed);  // a fork child's forgotten guard's
+    s.no_access.store(access == Access::none, std::memory_order_relaxed);
     // On before the pages turn read-only: a fault in between finds its guard.
     s.seq.fetch_add(1, std::memory_order_release);
-    if (::mprotect(begin, len, PROT_READ) != 0) {
+    if (::mprotect(begin, len, access == Access::none ? PROT_NONE : PROT_READ) != 0) {
       const int err = errno;
       s.seq.fetch_add(1, std::memory_order_release);
       futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);  // a wait_unguarded() that saw it on
@@ -263,15 +298,7 @@ bool all_unguarded(const void* p, std::size_t len, bool (*f)(const void* begin, 
 }
 
 bool overlaps(const void* p, std::size_t len) {
-  if (len == 0) return false;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  for (const Slot& s : g_slots) {
-    if ((s.seq.load(std::memory_order_acquire) & 1) == 0) continue;
-    if (a < s.end.load(std::memory_order_relaxed) &&
-        s.begin.load(std::memory_order_relaxed) < a + len)
-      return true;
-  }
-  return false;
+  return overlapping(p, len, false);
 }
 
 void wait_unguarded(const iovec* iov, std::size_t n) {
@@ -280,20 +307,21 @@ void wait_unguarded(const iovec* iov, std::size_t n) {
 }
 
 void wait_unguarded(const void* p, std::size_t len) {
-  if (len == 0) return;
-  const int saved = errno;  // free() keeps errno (glibc 2.33)
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  for (Slot& s : g_slots) {
-    for (;;) {
-      const std::uint32_t q = s.seq.load(std::memory_order_acquire);
-      if ((q & 1) == 0) break;
-      if (!(a < s.end.load(std::memory_order_relaxed) &&
-            s.begin.load(std::memory_order_relaxed) < a + len))
-        break;
-      wait_on(s, q);
-    }
-  }
-  errno = saved;
+  wait_for(p, len, false);
+}
+
+void wait_readable(const void* p, std::size_t len) {
+  if (any()) [[unlikely]]
+    wait_for(p, len, true);
+}
+
+void wait_readable(const iovec* iov, std::size_t n) {
+  if (!any()) return;
+  for (std::size_t i = 0; i < n; ++i) wait_for(iov[i].iov_base, iov[i].iov_len, true);
+}
+
+bool overlaps_no_access(const void* p, std::size_t len) {
+  return overlapping(p, len, true);
 }
 
 void forget_all_in_child() {

@@ -7,6 +7,12 @@
 // aside, points the transfer at the copy, and releases once nothing reads the pages
 // (awaited() tells it someone waits, and the wait hook wakes it).
 //
+// Read guards (AZ-SDP's asynchronous read, ddpmode/read_async.cc) make pages no-access
+// instead, while the data they will hold is still arriving: any touch waits. The kernel
+// reading from such a buffer (write(2) from it) would fail with EFAULT, so those calls wait
+// first (wait_readable). Guards of the two kinds never overlap: each caller waits for the
+// other kind's guards over its buffer first.
+//
 // The table is fixed (max_guards) and lock-free for the handler: it only reads the slots,
 // adds itself to a waiter count and sleeps on a futex, all async-signal-safe. protect() and
 // release() are for threads, not signal handlers.
@@ -25,12 +31,17 @@ namespace esock::sockets::page_guard {
 
 constexpr int max_guards = 256;
 
-// Makes the whole pages of [begin, begin + len) read-only. begin and len are multiples of
+enum class Access : std::uint8_t {
+  read_only,  // a write guard: the pages are sent from
+  none        // a read guard: the pages are about to be replaced by arriving data
+};
+
+// Makes the whole pages of [begin, begin + len) read-only (or no-access). begin and len are multiples of
 // the page size, len > 0, and the pages are readable and writable now, or guarded already
 // (guards may overlap: a page gets its write permission back, both, when no guard covers
 // it any more). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are
 // out), EINVAL, or mprotect's error.
-int protect(void* begin, std::size_t len);
+int protect(void* begin, std::size_t len, Access access = Access::read_only);
 // Gives the pages their write permission back and wakes the threads that faulted on them.
 // Returns how many faults the guard held (for the socket's counters; one that raced the
 // release may count for the slot's next guard instead).
@@ -62,6 +73,12 @@ bool overlaps(const void* p, std::size_t len);
 // Whether f(begin, len) holds for every piece of [p, p + len) no guard covers (in address
 // order; true if none is left). A guarded piece was writable when it was guarded.
 bool all_unguarded(const void* p, std::size_t len, bool (*f)(const void* begin, std::size_t len));
+// Whether a no-access guard covers an octet of [p, p + len).
+bool overlaps_no_access(const void* p, std::size_t len);
+// Blocks until no no-access guard covers an octet of [p, p + len): a system call about to
+// read from the buffer (write(2) from it) waits first. One relaxed load with no guard on.
+void wait_readable(const void* p, std::size_t len);
+void wait_readable(const iovec* iov, std::size_t n);
 // Blocks until no guard covers an octet of [p, p + len): a system call about to write into
 // the buffer (read(2) into it would fail with EFAULT, not fault) waits first.
 void wait_unguarded(const void* p, std::size_t len);

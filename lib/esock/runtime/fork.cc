@@ -190,6 +190,14 @@ std::optional<Duration> DdpRuntime::settle_forks() {
 // no connection is mid-round in the copy.
 void DdpRuntime::at_fork_prepare() {
   DdpRuntime& rt = get();
+  {
+    // Asynchronous reads land first (read_async.h): the child's copy of the pages would
+    // never get their octets, though its read returned them.
+    std::unique_lock lk(rt.mu);
+    const std::vector<std::shared_ptr<Socket>> socks = rt.socks_;  // (rounds may change it)
+    for (const auto& s : socks)
+      if (s->conn && s->conn->async_read) rt.finish_async_read(lk, *s);
+  }
   rt.mu.lock();
   epoll_watch_mutex().lock();  // (its order: after the runtime lock)
   // Before fork, so the child never sees its parent's word as plainly owned.
@@ -243,6 +251,7 @@ void DdpRuntime::at_fork_child() {
     // Nor their buffers: a sink one of them offered is not this process's to fill.
     if (s->conn && s->conn->stream) s->conn->stream->drop_sink();
     if (s->conn) s->conn->async_writes.clear();  // forget_all_in_child released the pages
+    if (s->conn) s->conn->async_read.reset();    // (one that came after the prepare: lost)
     if (s->conn && s->conn->fork == Conn::Fork::deciding) {
       s->conn->fork = Conn::Fork::inherited;
       s->conn->fork_parent = parent;

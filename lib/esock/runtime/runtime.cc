@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
+#include "esock/process/page_flip.h"
 #include "esock/process/page_guard.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
@@ -154,6 +156,13 @@ void Conn::release() {
   pc.reset();                                                       // closes the transport
   for (const AsyncWrite& w : async_writes) release_guard(w.guard);  // nothing reads them
   async_writes.clear();
+  if (async_read) {  // the pull can no longer finish (its region went with the stream)
+    log(LogLevel::error, "an asynchronous read of %zu octets was lost: the connection closed",
+        async_read->len);
+    page_flip::discard(async_read->staging, async_read->len);
+    release_guard(async_read->guard);
+    async_read.reset();
+  }
   relay.reset();
   close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
 }
@@ -378,6 +387,7 @@ void DdpRuntime::service(Socket& s) {
   if (ts == TransportState::broken) c.stream->fail(broken_transport_errno);
   if (ts == TransportState::ended) c.stream->peer_closed();  // writes: EPIPE (issue 14)
   if (!c.async_writes.empty()) reap_async_writes(c);
+  if (c.async_read) reap_async_read(c);
   prefetch(s);
   if (c.relay && c.relay->pump(*c.stream)) {
     // The child is done with it: the connection closes as after the application's close.
@@ -408,6 +418,38 @@ void DdpRuntime::reap_async_writes(Conn& c) {
   if (!st.rndv_active() && st.rndv_released()) {
     for (const Conn::AsyncWrite& w : c.async_writes) c.release_guard(w.guard);
     c.async_writes.clear();
+  }
+}
+
+void DdpRuntime::reap_async_read(Conn& c) {
+  std::optional<estp::ReadOut> r = c.stream->pull_result();
+  // A failed stream finishes no pull: what did not land by then is lost.
+  if (!r && c.stream->error() != 0) r = estp::ReadOut{.err = c.stream->error()};
+  if (!r) return;
+  Conn::AsyncRead& a = *c.async_read;
+  if (r->err != 0 || r->n != a.len) {
+    log(LogLevel::error, "an asynchronous read of %zu octets was lost: %s", a.len,
+        std::strerror(r->err != 0 ? r->err : EIO));
+    page_flip::discard(a.staging, a.len);
+  } else if (!page_flip::land(a.staging, a.dst, a.len)) {
+    // The kernel would not move them: copied instead, a touch meanwhile may see it part way.
+    log(LogLevel::warn, "an asynchronous read's pages did not move (%s): copied",
+        std::strerror(errno));
+    ::mprotect(a.dst, a.len, PROT_READ | PROT_WRITE);
+    std::memcpy(a.dst, a.staging, a.len);
+    page_flip::discard(a.staging, a.len);
+  }
+  c.release_guard(a.guard);  // the waiters wake to the final data
+  c.async_read.reset();
+}
+
+void DdpRuntime::finish_async_read(std::unique_lock<RuntimeMutex>& lk, Socket& s) {
+  const auto end = CallClock::now() + std::chrono::milliseconds(config().timeout_ms);
+  while (s.conn && s.conn->async_read && s.conn->pc) {
+    if (!wait_until(lk, end)) {
+      reset(s, ETIMEDOUT);  // the peer never answered the Read: given up as lost
+      return;
+    }
   }
 }
 

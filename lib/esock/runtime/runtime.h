@@ -120,6 +120,14 @@ class DdpRuntime {
   // and released once nothing reads them. From service(), under the lock.
   static void reap_async_writes(Conn& c);
   static void copy_on_write(Conn& c);  // reap_async_writes' copies (ESOCK_ZCOPY_ASYNC_COW)
+  // Lands an asynchronous read whose pull finished: its pages replace the application's,
+  // which are accessible again. A pull that failed (the connection did) leaves them as
+  // they were, and says so on stderr: the read returned octets that never came. From
+  // service(), under the lock.
+  static void reap_async_read(Conn& c);
+  // Waits (round by round, at most ESOCK_TIMEOUT_MS) until the socket has no asynchronous
+  // read landing: close, fork and a read that needs the stream's pull wait for it.
+  void finish_async_read(std::unique_lock<RuntimeMutex>& lk, Socket& s);
   // At the first asynchronous write: at exit the process waits (up to ESOCK_TIMEOUT_MS)
   // until its peers pulled what it wrote asynchronously, as the kernel would still send
   // what its send buffers held; the data is in the application's memory, which exit ends.

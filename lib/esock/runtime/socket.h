@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "base/time.h"
@@ -60,6 +61,18 @@ struct Conn {
   // and copies made on write (with their octets).
   std::uint64_t async_writes_total = 0, guard_faults = 0, cow_copies = 0, cow_octets = 0;
   void release_guard(int guard);  // page_guard::release, counting its faults
+  // An asynchronous read (AZ-SDP's receiver, ddpmode/read_async.cc) returned already: the
+  // stream's zero-copy pull lands in `staging` and then replaces the application's no-access
+  // pages at `dst` (process/page_flip.h). At most one per connection (the stream pulls one
+  // source at a time); the next read waits for it, as does close, fork and any touch.
+  struct AsyncRead {
+    int guard = -1;
+    std::uint8_t* dst = nullptr;
+    void* staging = nullptr;
+    std::size_t len = 0;
+  };
+  std::optional<AsyncRead> async_read;
+  std::uint64_t async_reads_total = 0, async_read_octets = 0;
   // fork (runtime/fork_handover.h): the connection's word in the process family's table
   // (kernel-TCP connections only), and where this process stands: none (the connection is
   // ours), deciding (we forked: until our application uses or closes it, or fork_deadline),

@@ -27,6 +27,17 @@ void wait_writable(const iovec* iov, int cnt) {
   esock::sockets::page_guard::wait_unguarded(iov, static_cast<size_t>(cnt));
 }
 
+// The kernel reading from a buffer an asynchronous read still fills (no-access until its
+// octets landed, ESOCK_ZCOPY_ASYNC) would fail with EFAULT: the call waits for them, as a
+// load from the pages does.
+void wait_readable(const void* buf, size_t n) {
+  esock::sockets::page_guard::wait_readable(buf, n);
+}
+void wait_readable(const iovec* iov, int cnt) {
+  if (iov != nullptr && cnt > 0 && cnt <= IOV_MAX)
+    esock::sockets::page_guard::wait_readable(iov, static_cast<size_t>(cnt));
+}
+
 ssize_t ddp_send1(int fd, const void* buf, size_t n, int flags) {
   iovec v{const_cast<void*>(buf), n};
   msghdr m{};
@@ -77,6 +88,7 @@ ssize_t __read_chk(int fd, void* buf, size_t n, size_t buflen) {
 ssize_t write(int fd, const void* buf, size_t n) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_send1(fd, buf, n, 0);
+  wait_readable(buf, n);
   return ESOCK_LIBC(write)(fd, buf, n);
 }
 
@@ -90,12 +102,14 @@ ssize_t readv(int fd, const iovec* iov, int cnt) {
 ssize_t writev(int fd, const iovec* iov, int cnt) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_vec(fd, iov, cnt, true);
+  wait_readable(iov, cnt);
   return ESOCK_LIBC(writev)(fd, iov, cnt);
 }
 
 ssize_t send(int fd, const void* buf, size_t n, int flags) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return ddp_send1(fd, buf, n, flags);
+  wait_readable(buf, n);
   return ESOCK_LIBC(send)(fd, buf, n, flags);
 }
 
@@ -124,6 +138,7 @@ ssize_t sendto(int fd, const void* buf, size_t n, int flags, const sockaddr* to,
     }
     return ddp_send1(fd, buf, n, flags);
   }
+  wait_readable(buf, n);
   return ESOCK_LIBC(sendto)(fd, buf, n, flags, to, len);
 }
 
@@ -150,6 +165,7 @@ ssize_t __recvfrom_chk(int fd, void* buf, size_t n, size_t buflen, int flags, so
 ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_sendmsg(fd, msg, flags);
+  if (msg != nullptr) wait_readable(msg->msg_iov, static_cast<int>(msg->msg_iovlen));
   return ESOCK_LIBC(sendmsg)(fd, msg, flags);
 }
 

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <random>
 #include <thread>
 #include <vector>
@@ -112,6 +115,19 @@ struct MappedPages {
   std::uint8_t* p;
   std::size_t len;
 };
+
+// The permissions /proc/self/maps shows for the mapping that holds p ("rw-p", "r--p").
+inline std::string perms_at(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= a && a < hi)
+      return perms;
+  }
+  return "?";
+}
 
 inline int set_zcopy_mode(int fd, int mode) {
   return ::setsockopt(fd, SOL_ESOCK, ESOCK_ZCOPY_MODE, &mode, sizeof mode);

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -49,19 +48,6 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-
-// The permissions /proc/self/maps shows for the mapping that holds p ("rw-p", "r--p").
-std::string perms_at(const void* p) {
-  std::ifstream maps("/proc/self/maps");
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  for (std::string line; std::getline(maps, line);) {
-    unsigned long lo = 0, hi = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= a && a < hi)
-      return perms;
-  }
-  return "?";
-}
 
 TEST(DdpZcopy, TheOptionIsPerSocketAndChecked) {
   DdpPair p;

@@ -1,0 +1,35 @@
+#include "esock/process/page_flip.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace esock::sockets::page_flip {
+
+bool private_anonymous(void* p, std::size_t len) {
+  // MADV_WIPEONFORK refuses (EINVAL) any range with a shared or file-backed mapping in it;
+  // it changes only what a fork child would see, and KEEPONFORK puts that back at once.
+  const int saved = errno;
+  const bool ok = ::madvise(p, len, MADV_WIPEONFORK) == 0;
+  (void)::madvise(p, len, MADV_KEEPONFORK);
+  errno = saved;
+  return ok;
+}
+
+void* staging(std::size_t len) {
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+bool land(void* staging, void* dst, std::size_t len) {
+  const long r = ::syscall(SYS_mremap, staging, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+  return r != -1;
+}
+
+void discard(void* staging, std::size_t len) {
+  if (staging != nullptr) (void)::syscall(SYS_munmap, staging, len);
+}
+
+}  // namespace esock::sockets::page_flip

@@ -1,0 +1,31 @@
+// Landing pages for AZ-SDP's asynchronous read (ddpmode/read_async.cc; docs/sockets.md,
+// "Zero-copy modes"): the data a read already returned arrives in staging pages of esock's
+// own, and then replaces the application's pages whole (mremap(2) with MREMAP_FIXED),
+// which stay no-access meanwhile (page_guard). A thread that touches them early waits and
+// then sees only the final data, never a page half written: the move is one system call
+// under the kernel's mapping lock, which the fault that retries the touch also takes.
+//
+// Only private anonymous memory can take the move (heap, malloc's mappings, bss, other
+// threads' stacks): a shared mapping's pages would stop being shared, and a file mapping's
+// would stop being the file's. The system calls are made directly: esock interposes munmap
+// and mremap (shim/memory.cc) for the application's own.
+#pragma once
+
+#include <cstddef>
+
+namespace esock::sockets::page_flip {
+
+// Whether every page of [p, p + len) (page-aligned) is private anonymous memory. It asks
+// the kernel (madvise MADV_WIPEONFORK, which only such memory takes, undone at once with
+// MADV_KEEPONFORK): two system calls, no /proc/self/maps (milliseconds in a DPDK process).
+bool private_anonymous(void* p, std::size_t len);
+// len octets (a multiple of the page size) of fresh staging pages, or null with errno.
+void* staging(std::size_t len);
+// Moves the staging pages over [dst, dst + len): true once dst holds them (the staging
+// range is gone then). False with errno if the kernel refused (the map count limit, a
+// huge-page mapping the move would split): the staging pages are left as they are.
+bool land(void* staging, void* dst, std::size_t len);
+// Unmaps staging pages that did not land.
+void discard(void* staging, std::size_t len);
+
+}  // namespace esock::sockets::page_flip

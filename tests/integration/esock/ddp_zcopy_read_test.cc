@@ -1,0 +1,221 @@
+// AZ-SDP's asynchronous read (ESOCK_ZCOPY_ASYNC on the reading socket; docs/sockets.md,
+// "Zero-copy modes") over the kernel-socket provider: a large read of advertised data
+// returns before the data arrived, with the buffer's pages no-access until it has, so a
+// program that looks at its buffer right after read() sees only the final data, and the
+// calls that hand the buffer to the kernel or to esock wait for it too.
+//
+// The writer is a child process the test stops (SIGSTOP) once its data is advertised: its
+// RDMA Read then cannot be answered until the test lets it go on (SIGCONT), which makes
+// "the read returned before its data" a fact, not a race.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "ddp_helpers.h"
+
+namespace esock_test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+constexpr std::size_t n = 8 * 1024 * 1024;
+constexpr std::uint32_t seed = 23;
+
+// A DDPMODE writer in a child process: it writes n octets of pattern(n, seed) (ESOCK_ZCOPY
+// sync: one advertised source, which waits for our pull) and then waits for end of stream.
+struct StoppedWriter {
+  StoppedWriter() {
+    std::uint16_t port = 0;
+    const int lfd = ddp_listener(&port);
+    if (lfd < 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      const int fd = ddp_connect(port);
+      const std::vector<std::uint8_t> data = pattern(n, seed);
+      if (fd < 0 || !write_all(fd, data.data(), n)) ::_exit(3);
+      std::uint8_t b;
+      (void)::read(fd, &b, 1);
+      ::_exit(0);
+    }
+    srv = ::accept(lfd, nullptr, nullptr);
+    ::close(lfd);
+  }
+  ~StoppedWriter() {
+    if (pid > 0) {
+      ::kill(pid, SIGCONT);
+      if (srv >= 0) ::close(srv);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    } else if (srv >= 0) {
+      ::close(srv);
+    }
+  }
+  // Once the writer's source is advertised (and the first 4 MiB fetched ahead, as a reader
+  // that is not waiting gets them): it answers no Read until go_on().
+  void stop() {
+    std::this_thread::sleep_for(300ms);
+    ::kill(pid, SIGSTOP);
+  }
+  void go_on() { ::kill(pid, SIGCONT); }
+  pid_t pid = -1;
+  int srv = -1;
+};
+
+// A thread that lets the writer go on after `after`.
+std::thread go_on_later(StoppedWriter& w, std::chrono::milliseconds after) {
+  return std::thread([&w, after] {
+    std::this_thread::sleep_for(after);
+    w.go_on();
+  });
+}
+
+// Reads all n octets with one MSG_WAITALL call into buf, with the writer stopped: what was
+// fetched ahead is copied, the rest goes as an asynchronous read. True when the call
+// returned n before any of the rest arrived (its last page is still no-access).
+bool read_before_the_data(StoppedWriter& w, std::uint8_t* buf) {
+  w.stop();
+  const ssize_t r = ::recv(w.srv, buf, n, MSG_WAITALL);
+  EXPECT_EQ(r, static_cast<ssize_t>(n)) << std::strerror(errno);
+  return r == static_cast<ssize_t>(n) && perms_at(buf + n - page) == "---p";
+}
+
+TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
+  MappedPages buf(n);
+  std::memset(buf.p, 'Z', n);
+  ASSERT_TRUE(read_before_the_data(w, buf.p)) << "the read waited for its data";
+  std::thread go = go_on_later(w, 300ms);
+  const auto t0 = Clock::now();
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  // A load from the last page: waits in the fault until the pages landed.
+  const std::uint8_t last = buf.p[n - 1];
+  EXPECT_GE(Clock::now() - t0, 200ms) << "the touch did not wait for the data";
+  EXPECT_EQ(last, want[n - 1]);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), buf.p)) << "the reader saw other octets";
+  EXPECT_EQ(perms_at(buf.p + n - page), "rw-p");
+  go.join();
+}
+
+// The same read in ESOCK_ZCOPY_SYNC waits for its data: the check above can fail.
+TEST(DdpZcopyRead, ASyncReadWaitsForItsData) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  MappedPages buf(n);
+  w.stop();
+  std::thread go = go_on_later(w, 300ms);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(::recv(w.srv, buf.p, n, MSG_WAITALL), static_cast<ssize_t>(n));
+  EXPECT_GE(Clock::now() - t0, 200ms);
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), buf.p));
+  go.join();
+}
+
+// What the program does with the buffer next, each of which must see the final data.
+void then(void (*use)(StoppedWriter& w, std::uint8_t* buf)) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
+  MappedPages buf(n);
+  ASSERT_TRUE(read_before_the_data(w, buf.p));
+  std::thread go = go_on_later(w, 200ms);
+  use(w, buf.p);
+  go.join();
+}
+
+// write(2) to a kernel descriptor from the buffer: the kernel would fail with EFAULT on a
+// no-access page; the interposed call waits for the data.
+TEST(DdpZcopyRead, AKernelWriteFromTheBufferWaitsForTheData) {
+  then([](StoppedWriter&, std::uint8_t* buf) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    ASSERT_EQ(::write(fds[1], buf + n - 4096, 4096), 4096) << std::strerror(errno);
+    std::vector<std::uint8_t> got(4096);
+    ASSERT_EQ(::read(fds[0], got.data(), got.size()), 4096);
+    const std::vector<std::uint8_t> want = pattern(n, seed);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), want.end() - 4096));
+    ::close(fds[0]);
+    ::close(fds[1]);
+  });
+}
+
+// An echo: the buffer written back over DDPMODE at once (copied, and by rendezvous).
+TEST(DdpZcopyRead, AnEchoOfTheBufferSendsTheData) {
+  DdpPair p;
+  ASSERT_GE(p.srv, 0);
+  static int echo_fd;
+  echo_fd = p.cli;
+  std::vector<std::uint8_t> got(n);
+  std::thread peer([&] { EXPECT_TRUE(read_all(p.srv, got.data(), n)); });
+  then([](StoppedWriter&, std::uint8_t* buf) { EXPECT_TRUE(write_all(echo_fd, buf, n)); });
+  peer.join();
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  EXPECT_TRUE(got == want);
+}
+
+// close() right after the read: the octets it returned are the program's, after the close.
+TEST(DdpZcopyRead, CloseRightAfterTheReadKeepsTheData) {
+  then([](StoppedWriter& w, std::uint8_t* buf) {
+    ASSERT_EQ(::close(w.srv), 0);
+    w.srv = -1;
+    const std::vector<std::uint8_t> want = pattern(n, seed);
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), buf));
+  });
+}
+
+// fork() right after the read: parent and child both have the data.
+TEST(DdpZcopyRead, ForkRightAfterTheReadGivesTheChildTheData) {
+  then([](StoppedWriter&, std::uint8_t* buf) {
+    const pid_t pid = ::fork();
+    const std::vector<std::uint8_t> want = pattern(n, seed);
+    if (pid == 0) ::_exit(std::equal(want.begin(), want.end(), buf) ? 0 : 1);
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw other octets";
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), buf));
+  });
+}
+
+// Buffers the landing cannot replace page by page go as a synchronous pull: unaligned
+// (its head shares a page) and shared memory. Each waits for its data and gets it all.
+void read_waits(std::uint8_t* buf) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
+  w.stop();
+  std::thread go = go_on_later(w, 300ms);
+  const auto t0 = Clock::now();
+  ASSERT_EQ(::recv(w.srv, buf, n, MSG_WAITALL), static_cast<ssize_t>(n));
+  EXPECT_GE(Clock::now() - t0, 200ms) << "returned before its data";
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), buf));
+  go.join();
+}
+
+TEST(DdpZcopyRead, AnUnalignedBufferWaitsForItsData) {
+  MappedPages buf(n + page);
+  read_waits(buf.p + 100);
+}
+
+TEST(DdpZcopyRead, SharedMemoryWaitsForItsData) {
+  auto* p = static_cast<std::uint8_t*>(
+      ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  read_waits(p);
+  ::munmap(p, n);
+}
+
+}  // namespace
+}  // namespace esock_test
