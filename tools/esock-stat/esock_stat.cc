@@ -157,6 +157,8 @@ std::vector<std::pair<const char*, long long>> numbers(const st::Conn& c) {
           {"guard_faults", u(c.guard_faults)},
           {"cow_copies", u(c.cow_copies)},
           {"cow_octets", u(c.cow_octets)},
+          {"async_reads", u(c.async_reads)},
+          {"async_read_octets", u(c.async_read_octets)},
           {"fpdus_tx", u(c.fpdus_tx)},
           {"fpdus_rx", u(c.fpdus_rx)},
           {"ooo_segments", u(c.ooo_segments)},
@@ -209,9 +211,10 @@ void print_text(const std::vector<Snapshot>& all) {
       const long long zm = v("zcopy_mode");
       std::printf(
           "      zero-copy %s: octets copied %lld, by reference %lld  asynchronous writes %lld, "
-          "write faults held %lld, copies on write %lld (%lld octets)\n",
+          "reads %lld (%lld octets), faults held %lld, copies on write %lld (%lld octets)\n",
           zm >= 0 && zm <= 3 ? zmodes[zm] : "?", v("copied_tx"), v("zcopy_tx"), v("async_writes"),
-          v("guard_faults"), v("cow_copies"), v("cow_octets"));
+          v("async_reads"), v("async_read_octets"), v("guard_faults"), v("cow_copies"),
+          v("cow_octets"));
       std::printf(
           "      FPDUs tx %lld rx %lld  out of order %lld, placed early %lld  TCP "
           "retransmits %lld%s\n",

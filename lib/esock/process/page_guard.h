@@ -36,11 +36,11 @@ enum class Access : std::uint8_t {
   none        // a read guard: the pages are about to be replaced by arriving data
 };
 
-// Makes the whole pages of [begin, begin + len) read-only (or no-access). begin and len are multiples of
-// the page size, len > 0, and the pages are readable and writable now, or guarded already
-// (guards may overlap: a page gets its write permission back, both, when no guard covers
-// it any more). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are
-// out), EINVAL, or mprotect's error.
+// Makes the whole pages of [begin, begin + len) read-only (or no-access). begin and len are
+// multiples of the page size, len > 0, and the pages are readable and writable now, or guarded
+// already (guards may overlap: a page gets its write permission back, both, when no guard covers it
+// any more). Returns a guard number >= 0, or -1 with errno: ENOSPC (max_guards are out), EINVAL, or
+// mprotect's error.
 int protect(void* begin, std::size_t len, Access access = Access::read_only);
 // Gives the pages their write permission back and wakes the threads that faulted on them.
 // Returns how many faults the guard held (for the socket's counters; one that raced the

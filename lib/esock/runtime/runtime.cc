@@ -46,6 +46,9 @@ constexpr Duration exit_drain_time = 1s;
 constexpr unsigned short_sleeps = 4096;  // ~0.5 s of 50 us sleeps (with timer slack)
 constexpr long short_sleep_ns = 50'000;
 constexpr long long_sleep_ns = 1'000'000;
+// How long an advertised source waits for a read in the asynchronous modes before it is
+// fetched ahead (DdpRuntime::prefetch).
+constexpr Duration prefetch_grace = std::chrono::milliseconds(1);
 
 // The readable signal of an application's number (A): one octet queued from L to A.
 void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
@@ -530,9 +533,23 @@ void DdpRuntime::prefetch(Socket& s) {
   // ACKs: that writer returns without the peer's help and, in a request/response program,
   // reads next, so the peer's data goes zero-copy into its buffer rather than through a
   // bounce buffer (a 4 MiB echo paid an allocation and a copy for it).
-  if (c.stream && c.stream->prefetch_needed() && (s.nonblocking || s.readers == 0) &&
-      !c.stream->rndv_pulled() && c.stream->pull_bounce() == 0)
-    c.pc->flush();
+  if (!c.stream || !c.stream->prefetch_needed() || !(s.nonblocking || s.readers == 0) ||
+      c.stream->rndv_pulled()) {
+    if (c.stream && !c.stream->pull_needed()) c.prefetch_at.reset();
+    return;
+  }
+  // The asynchronous modes give a reader that comes back at once (a streaming loop) the
+  // source for an asynchronous read (ddpmode/read_async.h), which lands without a copy:
+  // fetched ahead only once it waited prefetch_grace with no read (a writer on the other
+  // end that waits for the pull is released a little later than TCP's buffering would).
+  const int zmode = zcopy_mode(s);
+  if (zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) {
+    const Instant now = clock_.now();
+    if (!c.prefetch_at) c.prefetch_at = now + prefetch_grace;
+    if (now < *c.prefetch_at) return;
+  }
+  c.prefetch_at.reset();
+  if (c.stream->pull_bounce() == 0) c.pc->flush();
 }
 
 void DdpRuntime::close_step(Conn& c, TransportState transport, bool drained) {
@@ -684,6 +701,7 @@ void DdpRuntime::loop() {
     pfds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     who.clear();
     bool closing = false;
+    bool prefetch_due = false;              // a source waits out its grace (prefetch)
     std::optional<Instant> setup_deadline;  // the nearest MPA set-up deadline (listeners)
     const std::optional<Duration> fork_due = settle_forks();
     for (const auto& s : socks_) {
@@ -716,6 +734,7 @@ void DdpRuntime::loop() {
         }
       }
       closing = closing || s->conn->close_ladder.closing();
+      prefetch_due = prefetch_due || s->conn->prefetch_at.has_value();
       const short ev = s->conn->pc->poll_events();
       if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
       pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
@@ -753,6 +772,7 @@ void DdpRuntime::loop() {
         timeout = timeout < 0 ? t : std::min(timeout, t);
       }
       if (stats_tick) timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
+      if (prefetch_due) timeout = timeout < 0 ? 1 : std::min(timeout, 1);  // (its grace)
       ESOCK_LIBC(poll)(pfds.data(), pfds.size(), timeout);
     } else if (sleep) {
       // A sleep that the eventfd (an application thread's wake) or any kernel-transport

@@ -73,6 +73,9 @@ struct Conn {
   };
   std::optional<AsyncRead> async_read;
   std::uint64_t async_reads_total = 0, async_read_octets = 0;
+  // Asynchronous modes: an advertised source no read has come for is fetched ahead only
+  // from this time on (DdpRuntime::prefetch); unset while none waits.
+  std::optional<Instant> prefetch_at;
   // fork (runtime/fork_handover.h): the connection's word in the process family's table
   // (kernel-TCP connections only), and where this process stands: none (the connection is
   // ours), deciding (we forked: until our application uses or closes it, or fork_deadline),

@@ -12,7 +12,7 @@
 namespace esock::stats {
 
 inline constexpr char magic[8] = {'E', 'S', 'O', 'C', 'K', 'S', 'T', '1'};
-inline constexpr std::uint32_t layout_version = 3;
+inline constexpr std::uint32_t layout_version = 4;
 inline constexpr const char* file_prefix = "esock-stat.";  // + pid, under /dev/shm
 inline constexpr std::uint32_t max_conns = 256;
 inline constexpr std::uint32_t max_counters = 64;
@@ -46,11 +46,13 @@ struct Conn {
   // Zero-copy (docs/sockets.md, "Zero-copy modes"): the mode of large writes (ESOCK_ZCOPY_*),
   // octets sent by copy and by reference (counted once each finished: an asynchronous write
   // not pulled yet, a cancelled one or a failed sink write is in bytes_tx only), asynchronous
-  // writes started, the write faults their guarded pages held (block-on-write), and the
-  // copies made on write with their octets (copy-on-write; those octets count in zcopy_tx
-  // too: they went by rendezvous, from the copy).
+  // writes started, the faults guarded pages held (a write's: block-on-write; a read's: a
+  // touch before its data landed), the copies made on write with their octets
+  // (copy-on-write; those octets count in zcopy_tx too: they went by rendezvous, from the
+  // copy), and asynchronous reads started with their octets.
   std::int32_t zcopy_mode;
   std::uint64_t copied_tx, zcopy_tx, async_writes, guard_faults, cow_copies, cow_octets;
+  std::uint64_t async_reads, async_read_octets;
 };
 
 struct Region {

@@ -67,6 +67,8 @@ void describe(const Socket& s, stats::Conn* c) {
   c->guard_faults = s.conn->guard_faults;
   c->cow_copies = s.conn->cow_copies;
   c->cow_octets = s.conn->cow_octets;
+  c->async_reads = s.conn->async_reads_total;
+  c->async_read_octets = s.conn->async_read_octets;
   if (s.state() == Socket::State::connected) {
     const mpa::Negotiated& n = pc.negotiated();
     c->mpa_revision = n.revision;

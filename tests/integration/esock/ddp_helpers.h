@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <string>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 

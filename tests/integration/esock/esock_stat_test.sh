@@ -87,7 +87,7 @@ if c["data_tx"] + c["srcavail_tx"] + c["sink_writes"] == 0: fail("no stream mess
 if c["zcopy_mode"] != 1: fail(f"client zcopy_mode {c['zcopy_mode']}, expected 1 (sync)")
 if c["copied_tx"] + c["zcopy_tx"] != n or c["zcopy_tx"] == 0:
     fail(f"client copied_tx {c['copied_tx']} + zcopy_tx {c['zcopy_tx']} != {n} (or none by reference)")
-if c["async_writes"] != 0 or c["guard_faults"] != 0 or c["cow_copies"] != 0 or c["cow_octets"] != 0:
+if any(c[k] != 0 or s[k] != 0 for k in ("async_writes", "guard_faults", "cow_copies", "cow_octets", "async_reads", "async_read_octets")):
     fail(f"async counters in sync mode: {c}")
 # Every FPDU one end framed, the other took in (the connection is idle now).
 if c["fpdus_tx"] != s["fpdus_rx"] or s["fpdus_tx"] != c["fpdus_rx"] or c["fpdus_tx"] == 0:
