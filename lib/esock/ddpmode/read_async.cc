@@ -35,19 +35,19 @@ std::size_t start_async_read(Socket& s, DdpRuntime& rt, mut_bytes dst, std::size
   // Writable now (a guard's release makes the pages writable), and memory the landing may
   // replace page by page.
   if (!user_memory_ok(p, n, true) || !page_flip::private_anonymous(p, n)) return 0;
-  void* staging = page_flip::staging(n);
+  // The pages move out first (the staging pages keep their permissions); the emptied range
+  // is then guarded.
+  bool own = false;
+  void* staging = page_flip::staging(p, n, &own);
   if (staging == nullptr) return 0;
   const int guard = page_guard::protect(p, n, page_guard::Access::none);
-  if (guard < 0) {
-    page_flip::discard(staging, n);
-    return 0;
-  }
-  if (st.pull({static_cast<std::uint8_t*>(staging), n}) != 0) {
+  if (guard < 0 || st.pull({static_cast<std::uint8_t*>(staging), n}) != 0) {
+    page_flip::discard(staging, p, n, own);
     page_guard::release(guard);
-    page_flip::discard(staging, n);
     return 0;
   }
-  s.conn->async_read = Conn::AsyncRead{.guard = guard, .dst = p, .staging = staging, .len = n};
+  s.conn->async_read =
+      Conn::AsyncRead{.guard = guard, .dst = p, .staging = staging, .len = n, .own = own};
   ++s.conn->async_reads_total;
   s.conn->async_read_octets += n;
   // The wait hook: a touch of the pages wakes the progress thread, which lands them.

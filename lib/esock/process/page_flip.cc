@@ -18,9 +18,16 @@ bool private_anonymous(void* p, std::size_t len) {
   return ok;
 }
 
-void* staging(std::size_t len) {
-  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+void* staging(void* p, std::size_t len, bool* own) {
+  // (Linux 5.7; for private anonymous memory, which private_anonymous() made sure of.)
+  const long r = ::syscall(SYS_mremap, p, len, len, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, nullptr);
+  if (r != -1) {
+    *own = true;
+    return reinterpret_cast<void*>(r);
+  }
+  *own = false;
+  void* q = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return q == MAP_FAILED ? nullptr : q;
 }
 
 bool land(void* staging, void* dst, std::size_t len) {
@@ -28,8 +35,10 @@ bool land(void* staging, void* dst, std::size_t len) {
   return r != -1;
 }
 
-void discard(void* staging, std::size_t len) {
-  if (staging != nullptr) (void)::syscall(SYS_munmap, staging, len);
+void discard(void* staging, void* dst, std::size_t len, bool own) {
+  if (staging == nullptr) return;
+  if (own && land(staging, dst, len)) return;
+  (void)::syscall(SYS_munmap, staging, len);
 }
 
 }  // namespace esock::sockets::page_flip

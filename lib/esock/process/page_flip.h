@@ -19,13 +19,18 @@ namespace esock::sockets::page_flip {
 // the kernel (madvise MADV_WIPEONFORK, which only such memory takes, undone at once with
 // MADV_KEEPONFORK): two system calls, no /proc/self/maps (milliseconds in a DPDK process).
 bool private_anonymous(void* p, std::size_t len);
-// len octets (a multiple of the page size) of fresh staging pages, or null with errno.
-void* staging(std::size_t len);
+// Staging pages for [p, p + len): the range's own pages, moved out to a new address
+// (mremap with MREMAP_DONTUNMAP, which leaves the range mapped and empty), so a buffer
+// read into again and again reuses its pages instead of the kernel zeroing new ones at
+// every landing; fresh pages when the range cannot move whole (it spans mappings). Null
+// with errno if neither can be had. *own tells which (discard puts the range's own back).
+void* staging(void* p, std::size_t len, bool* own);
 // Moves the staging pages over [dst, dst + len): true once dst holds them (the staging
 // range is gone then). False with errno if the kernel refused (the map count limit, a
 // huge-page mapping the move would split): the staging pages are left as they are.
 bool land(void* staging, void* dst, std::size_t len);
-// Unmaps staging pages that did not land.
-void discard(void* staging, std::size_t len);
+// Staging pages that will not land: the range's own go back to it (its contents as they
+// were), fresh ones are unmapped.
+void discard(void* staging, void* dst, std::size_t len, bool own);
 
 }  // namespace esock::sockets::page_flip

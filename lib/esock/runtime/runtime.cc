@@ -162,7 +162,7 @@ void Conn::release() {
   if (async_read) {  // the pull can no longer finish (its region went with the stream)
     log(LogLevel::error, "an asynchronous read of %zu octets was lost: the connection closed",
         async_read->len);
-    page_flip::discard(async_read->staging, async_read->len);
+    page_flip::discard(async_read->staging, async_read->dst, async_read->len, async_read->own);
     release_guard(async_read->guard);
     async_read.reset();
   }
@@ -433,14 +433,14 @@ void DdpRuntime::reap_async_read(Conn& c) {
   if (r->err != 0 || r->n != a.len) {
     log(LogLevel::error, "an asynchronous read of %zu octets was lost: %s", a.len,
         std::strerror(r->err != 0 ? r->err : EIO));
-    page_flip::discard(a.staging, a.len);
+    page_flip::discard(a.staging, a.dst, a.len, a.own);
   } else if (!page_flip::land(a.staging, a.dst, a.len)) {
     // The kernel would not move them: copied instead, a touch meanwhile may see it part way.
     log(LogLevel::warn, "an asynchronous read's pages did not move (%s): copied",
         std::strerror(errno));
     ::mprotect(a.dst, a.len, PROT_READ | PROT_WRITE);
     std::memcpy(a.dst, a.staging, a.len);
-    page_flip::discard(a.staging, a.len);
+    page_flip::discard(a.staging, a.dst, a.len, false);
   }
   c.release_guard(a.guard);  // the waiters wake to the final data
   c.async_read.reset();

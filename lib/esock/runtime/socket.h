@@ -70,6 +70,7 @@ struct Conn {
     std::uint8_t* dst = nullptr;
     void* staging = nullptr;
     std::size_t len = 0;
+    bool own = false;  // staging holds dst's own pages (page_flip::staging)
   };
   std::optional<AsyncRead> async_read;
   std::uint64_t async_reads_total = 0, async_read_octets = 0;

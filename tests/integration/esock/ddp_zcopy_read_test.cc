@@ -107,6 +107,22 @@ TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
   go.join();
 }
 
+// A buffer over two mappings (here: its middle half MADV_DONTFORK) cannot give its own pages
+// as staging (mremap moves one mapping at a time): fresh pages land over both.
+TEST(DdpZcopyRead, ABufferOverTwoMappingsLandsToo) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
+  MappedPages buf(n);
+  std::memset(buf.p, 'Z', n);
+  ASSERT_EQ(::madvise(buf.p + n / 4, n / 2, MADV_DONTFORK), 0);  // across the read's pages
+  ASSERT_TRUE(read_before_the_data(w, buf.p));
+  std::thread go = go_on_later(w, 200ms);
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), buf.p));
+  go.join();
+}
+
 // The same read in ESOCK_ZCOPY_SYNC waits for its data: the check above can fail.
 TEST(DdpZcopyRead, ASyncReadWaitsForItsData) {
   StoppedWriter w;
@@ -186,6 +202,32 @@ TEST(DdpZcopyRead, ForkRightAfterTheReadGivesTheChildTheData) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child saw other octets";
     EXPECT_TRUE(std::equal(want.begin(), want.end(), buf));
   });
+}
+
+// The writer dies before answering (SIGKILL while stopped: its kernel resets the
+// connection). The read returned octets that never came: the buffer keeps what it held
+// (its own pages go back), a touch waits only for the failure, and the next call reports it.
+TEST(DdpZcopyRead, AConnectionThatFailsBeforeTheDataLeavesTheBufferAsItWas) {
+  StoppedWriter w;
+  ASSERT_GE(w.srv, 0);
+  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
+  MappedPages buf(n);
+  std::memset(buf.p, 'Z', n);
+  ASSERT_TRUE(read_before_the_data(w, buf.p));
+  ::kill(w.pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(w.pid, &status, 0), w.pid);
+  w.pid = -1;
+  EXPECT_EQ(buf.p[n - 1], 'Z');  // waits for the failure
+  const std::vector<std::uint8_t> want = pattern(n, seed);
+  // What was fetched ahead before the stop (4 MiB) did arrive; the rest is as it was.
+  const std::size_t ahead = 4 * 1024 * 1024;
+  EXPECT_TRUE(std::equal(buf.p, buf.p + ahead, want.begin()));
+  EXPECT_EQ(std::count(buf.p + ahead, buf.p + n, 'Z'), static_cast<long>(n - ahead));
+  EXPECT_EQ(perms_at(buf.p + n - page), "rw-p");
+  char b;
+  EXPECT_EQ(::recv(w.srv, &b, 1, 0), -1);
+  EXPECT_EQ(errno, ECONNRESET) << std::strerror(errno);
 }
 
 // Buffers the landing cannot replace page by page go as a synchronous pull: unaligned
