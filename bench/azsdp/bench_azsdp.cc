@@ -16,7 +16,8 @@
 //   bandwidth one-way stream of `size` writes, MB/s until the ack      (Fig. 6b)
 //   overlap   stream with `x` us of computation after every write      (Fig. 7)
 //   touch     stream from one buffer that the sender rewrites (one store per page)
-//             after every `x` writes: the paper's window              (Fig. 8)
+//             after every `x` writes, and the receiver reads (one load per page)
+//             after every `x` reads: the paper's window               (Fig. 8)
 //   hotspot   4 client threads ping-pong with the one server at once, each its own
 //             connection; the mean of their latencies against size   (Fig. 9)
 //   streams   `x` connections stream 64 KiB writes at once, aggregate MB/s
@@ -68,7 +69,8 @@ struct Cmd {           // the client's first 24 octets on every connection
   std::uint32_t size;  // octets per write
   std::uint64_t count;
   std::int32_t zmode;  // the server's ESOCK_ZCOPY_MODE, -1 for plain TCP
-  std::uint32_t pad;
+  std::uint32_t window;  // stream: the server reads its buffer (a load per page) every
+                         // `window` reads (0: never), as the paper's receiver does (Fig. 8)
 };
 
 // A page-aligned buffer (what AZ-SDP sends whole pages of by reference).
@@ -128,6 +130,8 @@ int listen_any(bool ddp, std::uint16_t* port) {
   return fd;
 }
 
+volatile char g_sink;  // the server's loads from its buffer (not optimised away)
+
 void serve(int c) {
   Cmd cmd{};
   if (!read_all(c, &cmd, sizeof cmd)) return;
@@ -138,10 +142,16 @@ void serve(int c) {
       if (!read_all(c, buf.p, cmd.size) || !write_all(c, buf.p, cmd.size)) return;
   } else {
     const std::uint64_t total = cmd.count * cmd.size;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::uint64_t reads = 0;
     for (std::uint64_t got = 0; got < total;) {
       const ssize_t r = ::read(c, buf.p, std::min<std::uint64_t>(buf.len, total - got));
       if (r <= 0) return;
       got += static_cast<std::uint64_t>(r);
+      if (cmd.window > 0 && ++reads % cmd.window == 0) {
+        // An asynchronous read's pages are no-access until its data landed: this waits.
+        for (ssize_t off = 0; off < r; off += page) g_sink += buf.p[off];
+      }
     }
     write_all(c, "k", 1);
   }
@@ -200,8 +210,9 @@ struct Meter {
   }
 };
 
-void start(int fd, std::uint32_t op, std::uint32_t size, std::uint64_t count, Contender k) {
-  const Cmd cmd{op, size, count, zmodes[k], 0};
+void start(int fd, std::uint32_t op, std::uint32_t size, std::uint64_t count, Contender k,
+           std::uint32_t window = 0) {
+  const Cmd cmd{op, size, count, zmodes[k], window};
   if (!write_all(fd, &cmd, sizeof cmd)) std::exit(1);
 }
 
@@ -228,7 +239,7 @@ double pingpong_on(Contender k, std::uint32_t size, std::uint64_t count) {
 double stream_on(Contender k, std::uint32_t size, std::uint64_t count, double compute_us,
                  std::uint32_t window) {
   const int fd = connect_to(k);
-  start(fd, 2, size, count, k);
+  start(fd, 2, size, count, k, window);
   Buffer b(size, 'y');
   const long page = ::sysconf(_SC_PAGESIZE);
   const double t0 = now();
