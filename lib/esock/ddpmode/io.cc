@@ -520,10 +520,11 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
         // AZ-SDP (ESOCK_ZCOPY_ASYNC, _ASYNC_COW): returns at once, the octets land later
         // (read_async.h). Not for MSGMODE: a message's end is known only once it is pulled.
         const int zmode = zcopy_mode(*s);
-        if ((zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) && !nonblock && !peek &&
-            !s->msgmode() && rest.size() == 1 && rt.progresses_unattended()) {
-          const std::size_t n = start_async_read(*s, rt, rest.front(), config().sink_threshold,
-                                                 waitall ? want - got : 0);
+        const std::size_t at_least = config().async_read_threshold;
+        if ((zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) && at_least != 0 &&
+            !nonblock && !peek && !s->msgmode() && rest.size() == 1 && rt.progresses_unattended()) {
+          const std::size_t n =
+              start_async_read(*s, rt, rest.front(), at_least, waitall ? want - got : 0);
           if (n > 0) {
             rt.note_activity();
             rt.after_op(*s);

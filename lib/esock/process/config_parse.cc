@@ -186,6 +186,7 @@ const Setting settings[] = {
     {"recv_buffer_size", count<&Config::recv_buffer_size, 256, 1u << 24>},
     {"sink_threshold", count<&Config::sink_threshold, 0, 1u << 30>},
     {"rndv_threshold", count<&Config::rndv_threshold, 0, 1u << 30>},
+    {"async_read_threshold", count<&Config::async_read_threshold, 0, 1u << 30>},
     {"zcopy",
      [](Config& c, const std::string& v) {
        return one_of(v, {"copy", "sync", "async", "async-cow"}, &c.zcopy);

@@ -22,6 +22,10 @@ struct Config {
   // Blocking reads and writes of at least this use the reader's sink (RDMA Write, no extra
   // round trip). 64 KiB by measurement (bench/esock/README.md); 0 disables sinks.
   std::size_t sink_threshold = 65536;
+  // In the asynchronous zero-copy modes, blocking reads of at least this return before
+  // their data (ddpmode/read_async.h); 0 disables. 1 MiB by measurement (bench/azsdp/README.md):
+  // the page moves and guards cost about 30 us a read here, a copy of 64 KiB 1.6 us.
+  std::size_t async_read_threshold = 1048576;
   // Writes of at least rndv_threshold (docs/sockets.md, "Zero-copy modes"): copy (always
   // copied), sync (zero-copy, write returns once pulled) or async (zero-copy, write
   // returns at once, the pages write-guarded until pulled). Per socket: ESOCK_ZCOPY_MODE.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace esock::sockets::page_flip {
 
@@ -35,10 +36,19 @@ bool land(void* staging, void* dst, std::size_t len) {
   return r != -1;
 }
 
+void copy_back(void* staging, void* dst, std::size_t len) {
+  ::mprotect(dst, len, PROT_READ | PROT_WRITE);
+  std::memcpy(dst, staging, len);
+  (void)::syscall(SYS_munmap, staging, len);
+}
+
 void discard(void* staging, void* dst, std::size_t len, bool own) {
   if (staging == nullptr) return;
-  if (own && land(staging, dst, len)) return;
-  (void)::syscall(SYS_munmap, staging, len);
+  if (!own) {
+    (void)::syscall(SYS_munmap, staging, len);
+  } else if (!land(staging, dst, len)) {
+    copy_back(staging, dst, len);
+  }
 }
 
 }  // namespace esock::sockets::page_flip

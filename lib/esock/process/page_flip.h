@@ -29,8 +29,12 @@ void* staging(void* p, std::size_t len, bool* own);
 // range is gone then). False with errno if the kernel refused (the map count limit, a
 // huge-page mapping the move would split): the staging pages are left as they are.
 bool land(void* staging, void* dst, std::size_t len);
-// Staging pages that will not land: the range's own go back to it (its contents as they
-// were), fresh ones are unmapped.
+// Staging pages that will not land: the range's own go back to it (what it held, with
+// whatever of the data was placed before), fresh ones are unmapped. A range whose own
+// pages cannot move back gets their octets copied (copy_back).
 void discard(void* staging, void* dst, std::size_t len, bool own);
+// The fallback of a move the kernel refused: dst made accessible, the staging octets copied
+// into it, the staging pages unmapped.
+void copy_back(void* staging, void* dst, std::size_t len);
 
 }  // namespace esock::sockets::page_flip

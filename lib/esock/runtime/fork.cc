@@ -190,15 +190,19 @@ std::optional<Duration> DdpRuntime::settle_forks() {
 // no connection is mid-round in the copy.
 void DdpRuntime::at_fork_prepare() {
   DdpRuntime& rt = get();
-  {
-    // Asynchronous reads land first (read_async.h): the child's copy of the pages would
-    // never get their octets, though its read returned them.
-    std::unique_lock lk(rt.mu);
-    const std::vector<std::shared_ptr<Socket>> socks = rt.socks_;  // (rounds may change it)
-    for (const auto& s : socks)
-      if (s->conn && s->conn->async_read) rt.finish_async_read(lk, *s);
+  // Asynchronous reads land first (read_async.h): the child's copy of the pages would never
+  // get their octets, though its read returned them. The lock is kept from the last check
+  // through the fork (at_fork_parent/child let go of it), so no new one starts in between.
+  std::unique_lock lk(rt.mu);
+  for (;;) {
+    const auto it = std::find_if(rt.socks_.begin(), rt.socks_.end(), [](const auto& s) {
+      return s->conn && s->conn->async_read && s->conn->pc;
+    });
+    if (it == rt.socks_.end()) break;
+    const std::shared_ptr<Socket> s = *it;  // (rounds may change socks_)
+    rt.finish_async_read(lk, *s);
   }
-  rt.mu.lock();
+  (void)lk.release();
   epoll_watch_mutex().lock();  // (its order: after the runtime lock)
   // Before fork, so the child never sees its parent's word as plainly owned.
   const Instant until = rt.clock_.now() + decision_time;
@@ -208,7 +212,7 @@ void DdpRuntime::at_fork_prepare() {
       continue;
     Conn& c = *s->conn;
     // One with asynchronous writes out stays the parent's: their pages are the parent's.
-    if (c.fork == Conn::Fork::none && c.async_writes.empty() &&
+    if (c.fork == Conn::Fork::none && c.async_writes.empty() && !c.async_read &&
         ForkHandover::get().start_deciding(c.fork_slot, ::getpid()))
       c.fork = Conn::Fork::deciding;
     if (c.fork == Conn::Fork::deciding) c.fork_deadline = until;

@@ -160,11 +160,12 @@ void Conn::release() {
   for (const AsyncWrite& w : async_writes) release_guard(w.guard);  // nothing reads them
   async_writes.clear();
   if (async_read) {  // the pull can no longer finish (its region went with the stream)
-    log(LogLevel::error, "an asynchronous read of %zu octets was lost: the connection closed",
-        async_read->len);
-    page_flip::discard(async_read->staging, async_read->dst, async_read->len, async_read->own);
+    const std::size_t len = async_read->len;
+    page_flip::discard(async_read->staging, async_read->dst, len, async_read->own);
+    // Released before the log line: a thread waiting for the pages may hold stdio's lock.
     release_guard(async_read->guard);
     async_read.reset();
+    log(LogLevel::error, "an asynchronous read of %zu octets was lost: the connection closed", len);
   }
   relay.reset();
   close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
@@ -429,21 +430,27 @@ void DdpRuntime::reap_async_read(Conn& c) {
   // A failed stream finishes no pull: what did not land by then is lost.
   if (!r && c.stream->error() != 0) r = estp::ReadOut{.err = c.stream->error()};
   if (!r) return;
-  Conn::AsyncRead& a = *c.async_read;
+  const Conn::AsyncRead a = *c.async_read;
+  const char* lost = nullptr;  // logged once the guard is off (a waiter may hold stdio's lock)
+  int err = 0;
   if (r->err != 0 || r->n != a.len) {
-    log(LogLevel::error, "an asynchronous read of %zu octets was lost: %s", a.len,
-        std::strerror(r->err != 0 ? r->err : EIO));
+    // A stream that failed on its own (a malformed message) may still have the Read out: its
+    // region goes before the staging pages do, so a late response lands nowhere.
+    c.stream->cancel_pull();
+    lost = "lost";
+    err = r->err != 0 ? r->err : EIO;
     page_flip::discard(a.staging, a.dst, a.len, a.own);
   } else if (!page_flip::land(a.staging, a.dst, a.len)) {
     // The kernel would not move them: copied instead, a touch meanwhile may see it part way.
-    log(LogLevel::warn, "an asynchronous read's pages did not move (%s): copied",
-        std::strerror(errno));
-    ::mprotect(a.dst, a.len, PROT_READ | PROT_WRITE);
-    std::memcpy(a.dst, a.staging, a.len);
-    page_flip::discard(a.staging, a.dst, a.len, false);
+    lost = "copied, not moved";
+    err = errno;
+    page_flip::copy_back(a.staging, a.dst, a.len);
   }
   c.release_guard(a.guard);  // the waiters wake to the final data
   c.async_read.reset();
+  if (lost)
+    log(LogLevel::error, "an asynchronous read of %zu octets: %s (%s)", a.len, lost,
+        std::strerror(err));
 }
 
 void DdpRuntime::finish_async_read(std::unique_lock<RuntimeMutex>& lk, Socket& s) {
@@ -834,9 +841,14 @@ void DdpRuntime::at_exit() {
   DdpRuntime& rt = get();
   std::unique_lock lk(rt.mu);
   if (rt.stack_ == nullptr) return;
-  for (const auto& s : rt.socks_)
+  const std::vector<std::shared_ptr<Socket>> socks = rt.socks_;  // (rounds may change it)
+  for (const auto& s : socks) {
+    // An asynchronous read the program got octets from lands first: its exit handlers may
+    // still look at them (and free() of the buffer would wait for the guard).
+    if (s->conn && s->conn->async_read) rt.finish_async_read(lk, *s);
     if (s->conn && !s->conn->close_ladder.closing() && s->state() != Socket::State::closed)
       rt.close(s);
+  }
   const Instant end = rt.clock_.now() + exit_drain_time;
   for (Instant now = rt.clock_.now(); now < end; now = rt.clock_.now()) {
     const bool relays_left = rt.stack_->drain_at_exit();  // every round: resets go out

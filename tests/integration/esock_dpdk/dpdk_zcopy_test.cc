@@ -138,7 +138,7 @@ namespace {
 // for its landing) and the program looks at those octets right away: it must see the peer's data,
 // never the old contents, also when the fault-injecting device (the _under_faults row) makes the
 // pulls retransmit. That reads do return before their data is shown deterministically over ksock
-// (DdpZcopyRead.*); here it is counted.
+// (DdpZcopyRead.*); here they are counted (6-7 of 10 in a quiet run), and one at least must.
 TEST(DpdkZcopy, AnAsyncReaderLookingAtItsBufferAtOnceSeesOnlyThePeersData) {
   const std::size_t n = 24 * 1024 * 1024;
   const int fd = PeerEnv::open("send " + std::to_string(n));
@@ -161,6 +161,7 @@ TEST(DpdkZcopy, AnAsyncReaderLookingAtItsBufferAtOnceSeesOnlyThePeersData) {
     got += k;
   }
   std::printf("%d of %d reads returned before their data\n", early, reads);
+  EXPECT_GT(early, 0) << "no read went asynchronously";
   char b;
   EXPECT_EQ(::read(fd, &b, 1), 0);
   ::close(fd);

@@ -45,6 +45,7 @@ TEST(ConfigParse, FileValuesCommentsAndSizes) {
       "provider = dpdk   # trailing comment\n"
       "\n"
       "  sink_threshold=64K\n"
+      "async_read_threshold = 2M\n"
       "rndv_threshold = 1M\n"
       "mpa_crc = allow\n"
       "ddpmode_all = yes\n"
@@ -53,6 +54,7 @@ TEST(ConfigParse, FileValuesCommentsAndSizes) {
   EXPECT_TRUE(p.issues.empty()) << p.text();
   EXPECT_EQ(p.c.provider, "dpdk");
   EXPECT_EQ(p.c.sink_threshold, 65536u);
+  EXPECT_EQ(p.c.async_read_threshold, 2097152u);
   EXPECT_EQ(p.c.rndv_threshold, 1u << 20);
   EXPECT_EQ(p.c.mpa_crc, mpa::Policy::allow);
   EXPECT_TRUE(p.c.ddpmode_all);
@@ -148,7 +150,7 @@ TEST(ConfigParse, EveryDocumentedKeyIsKnown) {
     for (const ConfigIssue& i : p.issues)
       EXPECT_EQ(i.text.find("unknown setting"), std::string::npos) << i.text;
   }
-  EXPECT_EQ(config_keys().size(), 29u);
+  EXPECT_EQ(config_keys().size(), 30u);
 }
 
 TEST(ConfigParse, ZcopyIsOneOfFourModes) {
