@@ -83,6 +83,42 @@ TEST(PageGuard, OverlapsAndWaitUnguarded) {
   b.p[page] = 3;  // writable again, no fault
 }
 
+// A read guard (Access::none, AZ-SDP's asynchronous read): a load waits too, and sees what
+// the pages hold at the release; wait_readable (a kernel write from the buffer) waits for
+// it, and for no write guard.
+TEST(PageGuard, ANoAccessGuardHoldsLoadsUntilTheRelease) {
+  Pages b(2);
+  std::memset(b.p, 1, b.len);
+  const int g = page_guard::protect(b.p, b.len, page_guard::Access::none);
+  ASSERT_GE(g, 0) << std::strerror(errno);
+  EXPECT_TRUE(page_guard::overlaps_no_access(b.p + page, 1));
+  std::atomic<int> seen{-1};
+  std::atomic<bool> written_out{false};
+  std::thread reader([&] { seen = b.p[page + 5]; });  // faults, held until the release
+  std::thread kernel_writer([&] {
+    page_guard::wait_readable(b.p, 10);
+    written_out = true;
+  });
+  for (int i = 0; i < 500 && !page_guard::awaited(g); ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(seen.load(), -1) << "the load went on before the release";
+  EXPECT_FALSE(written_out.load());
+  // What the landing does under the guard: the pages get their final contents.
+  ASSERT_EQ(::mprotect(b.p, b.len, PROT_READ | PROT_WRITE), 0);
+  std::memset(b.p, 7, b.len);
+  page_guard::release(g);
+  reader.join();
+  kernel_writer.join();
+  EXPECT_EQ(seen.load(), 7);
+  EXPECT_FALSE(page_guard::overlaps_no_access(b.p, b.len));
+  // A write guard does not hold a kernel write from the pages.
+  const int w = page_guard::protect(b.p, b.len);
+  ASSERT_GE(w, 0);
+  EXPECT_FALSE(page_guard::overlaps_no_access(b.p, b.len));
+  page_guard::wait_readable(b.p, b.len);  // returns at once
+  page_guard::release(w);
+}
+
 // Copy-on-write's signal (runtime.cc copy_on_write): a thread waiting for a guard, in
 // wait_unguarded (free, a read into the pages) as in a fault, makes it awaited, is counted,
 // and calls the wait hook once as it starts waiting.
