@@ -27,6 +27,19 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+// How long the writer runs before the stop: the reader's runtime fetches the first 4 MiB
+// ahead meanwhile (a sanitizer's Debug build takes longer).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr auto settle = 1500ms;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr auto settle = 1500ms;
+#else
+constexpr auto settle = 300ms;
+#endif
+#else
+constexpr auto settle = 300ms;
+#endif
 constexpr std::size_t n = 8 * 1024 * 1024;
 constexpr std::uint32_t seed = 23;
 
@@ -63,7 +76,7 @@ struct StoppedWriter {
   // Once the writer's source is advertised (and the first 4 MiB fetched ahead, as a reader
   // that is not waiting gets them): it answers no Read until go_on().
   void stop() {
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(settle);
     ::kill(pid, SIGSTOP);
   }
   void go_on() { ::kill(pid, SIGCONT); }
