@@ -23,7 +23,7 @@ EXPERIMENTS = {
     "bandwidth": ("One-way throughput (Fig. 6b)", "message size", "MB/s", True, True, False),
     "overlap": ("Throughput with computation between writes (Fig. 7)", "computation per write (us)",
                 "MB/s", False, False, False),
-    "touch": ("Sender writes into its buffer after every W writes (Fig. 8)",
+    "touch": ("Sender writes into its buffer after every W writes, receiver reads its own after every W reads (Fig. 8)",
               "window W (writes between touches)", "MB/s", False, True, False),
     "hotspot": ("Hot-spot: 4 clients ping-pong one server at once (Fig. 9)",
                 "message size", "mean us per round trip", True, True, True),
