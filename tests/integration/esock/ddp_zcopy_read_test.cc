@@ -92,6 +92,15 @@ std::thread go_on_later(StoppedWriter& w, std::chrono::milliseconds after) {
   });
 }
 
+// A stopped writer's connection whose reading end is in ESOCK_ZCOPY_ASYNC, and a buffer of
+// n octets of 'Z' to read into.
+struct AsyncReader {
+  AsyncReader() { std::memset(buf.p, 'Z', n); }
+  bool ready() { return w.srv >= 0 && set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC) == 0; }
+  StoppedWriter w;
+  MappedPages buf{n};
+};
+
 // Reads all n octets with one MSG_WAITALL call into buf, with the writer stopped: what was
 // fetched ahead is copied, the rest goes as an asynchronous read. True when the call
 // returned n before any of the rest arrived (its last page is still no-access).
@@ -113,11 +122,10 @@ bool read_before_the_data(StoppedWriter& w, std::uint8_t* buf) {
 }
 
 TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
-  StoppedWriter w;
-  ASSERT_GE(w.srv, 0);
-  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
-  MappedPages buf(n);
-  std::memset(buf.p, 'Z', n);
+  AsyncReader a;
+  ASSERT_TRUE(a.ready());
+  StoppedWriter& w = a.w;
+  MappedPages& buf = a.buf;
   ASSERT_TRUE(read_before_the_data(w, buf.p)) << "the read waited for its data";
   std::thread go = go_on_later(w, 300ms);
   const auto t0 = Clock::now();
@@ -134,11 +142,10 @@ TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
 // A buffer over two mappings (here: its middle half MADV_DONTFORK) cannot give its own pages
 // as staging (mremap moves one mapping at a time): fresh pages land over both.
 TEST(DdpZcopyRead, ABufferOverTwoMappingsLandsToo) {
-  StoppedWriter w;
-  ASSERT_GE(w.srv, 0);
-  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
-  MappedPages buf(n);
-  std::memset(buf.p, 'Z', n);
+  AsyncReader a;
+  ASSERT_TRUE(a.ready());
+  StoppedWriter& w = a.w;
+  MappedPages& buf = a.buf;
   ASSERT_EQ(::madvise(buf.p + n / 4, n / 2, MADV_DONTFORK), 0);  // across the read's pages
   ASSERT_TRUE(read_before_the_data(w, buf.p));
   std::thread go = go_on_later(w, 200ms);
@@ -164,13 +171,11 @@ TEST(DdpZcopyRead, ASyncReadWaitsForItsData) {
 
 // What the program does with the buffer next, each of which must see the final data.
 void then(void (*use)(StoppedWriter& w, std::uint8_t* buf)) {
-  StoppedWriter w;
-  ASSERT_GE(w.srv, 0);
-  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
-  MappedPages buf(n);
-  ASSERT_TRUE(read_before_the_data(w, buf.p));
-  std::thread go = go_on_later(w, 200ms);
-  use(w, buf.p);
+  AsyncReader a;
+  ASSERT_TRUE(a.ready());
+  ASSERT_TRUE(read_before_the_data(a.w, a.buf.p));
+  std::thread go = go_on_later(a.w, 200ms);
+  use(a.w, a.buf.p);
   go.join();
 }
 
@@ -232,11 +237,10 @@ TEST(DdpZcopyRead, ForkRightAfterTheReadGivesTheChildTheData) {
 // connection). The read returned octets that never came: the buffer keeps what it held
 // (its own pages go back), a touch waits only for the failure, and the next call reports it.
 TEST(DdpZcopyRead, AConnectionThatFailsBeforeTheDataLeavesTheBufferAsItWas) {
-  StoppedWriter w;
-  ASSERT_GE(w.srv, 0);
-  ASSERT_EQ(set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC), 0);
-  MappedPages buf(n);
-  std::memset(buf.p, 'Z', n);
+  AsyncReader a;
+  ASSERT_TRUE(a.ready());
+  StoppedWriter& w = a.w;
+  MappedPages& buf = a.buf;
   ASSERT_TRUE(read_before_the_data(w, buf.p));
   ::kill(w.pid, SIGKILL);
   int status = 0;
