@@ -96,7 +96,9 @@ std::thread go_on_later(StoppedWriter& w, std::chrono::milliseconds after) {
 // n octets of 'Z' to read into.
 struct AsyncReader {
   AsyncReader() { std::memset(buf.p, 'Z', n); }
-  bool ready() { return w.srv >= 0 && set_zcopy_mode(w.srv, ESOCK_ZCOPY_ASYNC) == 0; }
+  bool ready(int mode = ESOCK_ZCOPY_ASYNC) {
+    return w.srv >= 0 && set_zcopy_mode(w.srv, mode) == 0;
+  }
   StoppedWriter w;
   MappedPages buf{n};
 };
@@ -121,9 +123,10 @@ bool read_before_the_data(StoppedWriter& w, std::uint8_t* buf) {
   return early;
 }
 
-TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
+// Both asynchronous modes read so (copy-on-write differs from block-on-write for writes only).
+void touch_early(int mode) {
   AsyncReader a;
-  ASSERT_TRUE(a.ready());
+  ASSERT_TRUE(a.ready(mode));
   StoppedWriter& w = a.w;
   MappedPages& buf = a.buf;
   ASSERT_TRUE(read_before_the_data(w, buf.p)) << "the read waited for its data";
@@ -137,6 +140,14 @@ TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
   EXPECT_TRUE(std::equal(want.begin(), want.end(), buf.p)) << "the reader saw other octets";
   EXPECT_EQ(perms_at(buf.p + n - page), "rw-p");
   go.join();
+}
+
+TEST(DdpZcopyRead, AReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
+  touch_early(ESOCK_ZCOPY_ASYNC);
+}
+
+TEST(DdpZcopyRead, ACopyOnWriteReaderThatTouchesItsBufferEarlySeesOnlyFinalData) {
+  touch_early(ESOCK_ZCOPY_ASYNC_COW);
 }
 
 // A buffer over two mappings (here: its middle half MADV_DONTFORK) cannot give its own pages
