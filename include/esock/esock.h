@@ -44,10 +44,10 @@ extern "C" {
  *     frees or reads into them) waits only until esock copied what the peer has not pulled
  *     and the transport let go of the pages (AZ-SDP, copy-on-write). Where the device reads
  *     the memory itself (the rdmacm provider) it is ESOCK_ZCOPY_ASYNC.
- * Both ASYNC modes make large reads (ESOCK_ASYNC_READ_THRESHOLD) asynchronous too: a blocking read
- * that finds the peer's advertised data returns at once with the page-aligned buffer's whole pages
- * it will fill, which are no-access until the data arrived: a thread that touches them waits until
- * then, and sees only the final data (AZ-SDP's receiver). */
+ * Both ASYNC modes make large reads asynchronous too: a blocking read that finds the peer's
+ * advertised data (at least ESOCK_ASYNC_READ_THRESHOLD octets of it) returns at once with the
+ * page-aligned buffer's whole pages it will fill, which are no-access until the data arrived: a
+ * thread that touches them waits until then, and sees only the final data (AZ-SDP's receiver). */
 #define ESOCK_ZCOPY_MODE 4
 #define ESOCK_ZCOPY_COPY 0
 #define ESOCK_ZCOPY_SYNC 1
