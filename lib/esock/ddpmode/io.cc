@@ -229,25 +229,22 @@ namespace {
 
 // A buffer an asynchronous read still fills (read_async.h) is no-access until its octets
 // landed: a write from it waits for them (a copy or a send from it, the stack's, would
-// fault holding the lock the landing needs), running rounds meanwhile. 0 or EINTR.
-int wait_landed(DdpRuntime& rt, std::unique_lock<RuntimeMutex>& lk, const msghdr* m) {
+// fault holding the lock the landing needs). One relaxed load with no such read out.
+bool from_landing_pages(const msghdr* m) {
   if (m == nullptr || m->msg_iov == nullptr || m->msg_iovlen > static_cast<std::size_t>(IOV_MAX))
-    return 0;  // check_msg's to refuse
-  for (;;) {
-    bool held = false;
-    for (std::size_t i = 0; i < m->msg_iovlen && !held; ++i)
-      held = page_guard::overlaps_no_access(m->msg_iov[i].iov_base, m->msg_iov[i].iov_len);
-    if (!held) return 0;
-    if (rt.wait_interruptible(lk) == EINTR) return EINTR;
-  }
+    return false;  // check_msg's to refuse
+  for (std::size_t i = 0; i < m->msg_iovlen; ++i)
+    if (page_guard::overlaps_no_access(m->msg_iov[i].iov_base, m->msg_iov[i].iov_len)) return true;
+  return false;
 }
 
 ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, int flags) {
   DdpRuntime& rt = DdpRuntime::get();
   std::unique_lock lk(rt.mu, std::defer_lock);
-  if (page_guard::any()) [[unlikely]] {
-    lk.lock();
-    if (wait_landed(rt, lk, msg) == EINTR) return fail(EINTR);
+  if (from_landing_pages(msg)) [[unlikely]] {
+    lk.lock();  // this thread runs the rounds that land them meanwhile
+    while (from_landing_pages(msg))
+      if (rt.wait_interruptible(lk) == EINTR) return fail(EINTR);
     lk.unlock();
   }
   if (const int err = check_msg(msg, false); err != 0) return fail(err);
@@ -278,7 +275,7 @@ ssize_t sendmsg_on(int fd, const std::shared_ptr<Socket>& s, const msghdr* msg, 
       // Rendezvous by RDMA Write (section 6.2) when the peer's reader waits with a sink.
       const std::size_t sink_threshold = zmode == ESOCK_ZCOPY_COPY ? 0 : config().sink_threshold;
       bool async_copy = false;  // AZ-SDP copies this piece (a head or tail)
-      const bool async = zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW;
+      const bool async = zcopy_async(zmode);
       if (async && !nonblock && !msgmode && !rndv_refused && threshold != 0 && rest >= threshold &&
           rt.progresses_unattended()) {
         const AsyncStep a = write_async(*s, rt, lk, base + off, std::min(rest, max_rndv_chunk),
@@ -519,10 +516,9 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
       if (r.err == EAGAIN && st.pull_needed()) {
         // AZ-SDP (ESOCK_ZCOPY_ASYNC, _ASYNC_COW): returns at once, the octets land later
         // (read_async.h). Not for MSGMODE: a message's end is known only once it is pulled.
-        const int zmode = zcopy_mode(*s);
         const std::size_t at_least = config().async_read_threshold;
-        if ((zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) && at_least != 0 &&
-            !nonblock && !peek && !s->msgmode() && rest.size() == 1 && rt.progresses_unattended()) {
+        if (zcopy_async(zcopy_mode(*s)) && at_least != 0 && !nonblock && !peek && !s->msgmode() &&
+            rest.size() == 1 && rt.progresses_unattended()) {
           const std::size_t n =
               start_async_read(*s, rt, rest.front(), at_least, waitall ? want - got : 0);
           if (n > 0) {

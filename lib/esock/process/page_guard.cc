@@ -33,6 +33,9 @@ Slot g_slots[max_guards];
 std::mutex g_mu;  // protect/release/forget (threads only)
 std::atomic<std::uint64_t> g_faults{0};
 std::atomic<int> g_active{0};  // guards on
+// No-access guards on: the kernel calls that read from a buffer (wait_readable, on every
+// pass-through write) look no further while asynchronous writes alone hold guards.
+std::atomic<int> g_no_access{0};
 
 std::atomic<int> g_waiting{0};                 // threads waiting for a guard
 std::atomic<void (*)()> g_wait_hook{nullptr};  // set_wait_hook
@@ -145,6 +148,8 @@ void unguard(int i) {
   g_releases.fetch_add(1, std::memory_order_release);
   s.seq.fetch_add(1, std::memory_order_release);
   g_active.fetch_sub(1, std::memory_order_relaxed);
+  if (s.no_access.load(std::memory_order_relaxed))
+    g_no_access.fetch_sub(1, std::memory_order_relaxed);
   futex(&s.seq, FUTEX_WAKE_PRIVATE, INT32_MAX);
 }
 
@@ -211,6 +216,7 @@ int protect(void* begin, std::size_t len, Access access) {
       return -1;
     }
     g_active.fetch_add(1, std::memory_order_relaxed);
+    if (access == Access::none) g_no_access.fetch_add(1, std::memory_order_relaxed);
     return i;
   }
   errno = ENOSPC;
@@ -311,17 +317,17 @@ void wait_unguarded(const void* p, std::size_t len) {
 }
 
 void wait_readable(const void* p, std::size_t len) {
-  if (any()) [[unlikely]]
+  if (g_no_access.load(std::memory_order_relaxed) != 0) [[unlikely]]
     wait_for(p, len, true);
 }
 
 void wait_readable(const iovec* iov, std::size_t n) {
-  if (!any()) return;
+  if (g_no_access.load(std::memory_order_relaxed) == 0) return;
   for (std::size_t i = 0; i < n; ++i) wait_for(iov[i].iov_base, iov[i].iov_len, true);
 }
 
 bool overlaps_no_access(const void* p, std::size_t len) {
-  return overlapping(p, len, true);
+  return g_no_access.load(std::memory_order_relaxed) != 0 && overlapping(p, len, true);
 }
 
 void forget_all_in_child() {

@@ -76,7 +76,8 @@ bool all_unguarded(const void* p, std::size_t len, bool (*f)(const void* begin, 
 // Whether a no-access guard covers an octet of [p, p + len).
 bool overlaps_no_access(const void* p, std::size_t len);
 // Blocks until no no-access guard covers an octet of [p, p + len): a system call about to
-// read from the buffer (write(2) from it) waits first. One relaxed load with no guard on.
+// read from the buffer (write(2) from it) waits first. One relaxed load with no no-access
+// guard on (write guards alone do not count).
 void wait_readable(const void* p, std::size_t len);
 void wait_readable(const iovec* iov, std::size_t n);
 // Blocks until no guard covers an octet of [p, p + len): a system call about to write into

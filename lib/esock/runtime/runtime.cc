@@ -549,8 +549,7 @@ void DdpRuntime::prefetch(Socket& s) {
   // source for an asynchronous read (ddpmode/read_async.h), which lands without a copy:
   // fetched ahead only once it waited prefetch_grace with no read (a writer on the other
   // end that waits for the pull is released a little later than TCP's buffering would).
-  const int zmode = zcopy_mode(s);
-  if (zmode == ESOCK_ZCOPY_ASYNC || zmode == ESOCK_ZCOPY_ASYNC_COW) {
+  if (zcopy_async(zcopy_mode(s))) {
     const Instant now = clock_.now();
     if (!c.prefetch_at) c.prefetch_at = now + prefetch_grace;
     if (now < *c.prefetch_at) return;

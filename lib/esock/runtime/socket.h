@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/time.h"
+#include "esock/esock.h"
 #include "esock/estp/stream.h"
 #include "esock/providers/provider.h"
 #include "esock/rawmode/raw_qp.h"
@@ -248,5 +249,9 @@ class Socket {
 // The ESOCK_ZCOPY_* mode of a socket's large writes: its ESOCK_ZCOPY_MODE, else ESOCK_ZCOPY's
 // (docs/sockets.md, "Zero-copy modes").
 int zcopy_mode(const Socket& s);
+// ESOCK_ZCOPY_ASYNC or _ASYNC_COW (AZ-SDP): writes, and large reads, return before the peer.
+inline bool zcopy_async(int mode) {
+  return mode == ESOCK_ZCOPY_ASYNC || mode == ESOCK_ZCOPY_ASYNC_COW;
+}
 
 }  // namespace esock::sockets
