@@ -24,7 +24,8 @@ struct Config {
   std::size_t sink_threshold = 65536;
   // In the asynchronous zero-copy modes, blocking reads of at least this return before
   // their data (ddpmode/read_async.h); 0 disables. 1 MiB by measurement (bench/azsdp/README.md):
-  // the page moves and guards cost about 30 us a read here, a copy of 64 KiB 1.6 us.
+  // the page moves and guards cost 25 us a 64 KiB read here, where a copy takes 2 us, and
+  // about what a copy does from 1 MiB (bench_page_flip).
   std::size_t async_read_threshold = 1048576;
   // Writes of at least rndv_threshold (docs/sockets.md, "Zero-copy modes"): copy (always
   // copied), sync (zero-copy, write returns once pulled) or async (zero-copy, write
