@@ -62,9 +62,10 @@ extern "C" {
  * or a fork child's copy). Thread-safe; calls on one socket are serialised. */
 
 /* Access rights of a memory region (verbs style). Local read is always allowed. */
-#define ESOCK_ACCESS_LOCAL_WRITE 1  /* the region may be a receive or RDMA Read sink */
-#define ESOCK_ACCESS_REMOTE_READ 2  /* the peer may RDMA Read from it */
-#define ESOCK_ACCESS_REMOTE_WRITE 4 /* the peer may RDMA Write into it */
+#define ESOCK_ACCESS_LOCAL_WRITE 1   /* the region may be a receive or RDMA Read sink */
+#define ESOCK_ACCESS_REMOTE_READ 2   /* the peer may RDMA Read from it */
+#define ESOCK_ACCESS_REMOTE_WRITE 4  /* the peer may RDMA Write into it */
+#define ESOCK_ACCESS_REMOTE_ATOMIC 8 /* the peer may target it with atomics (RFC 7306) */
 
 /* At most this many entries in one gather (or scatter) list. */
 #define ESOCK_MAX_SGE 16
@@ -97,7 +98,18 @@ int esock_post_write(int fd, uint64_t wr_id, const struct esock_sge* sg, int num
 int esock_post_read(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge, uint32_t rkey,
                     uint64_t remote_addr);
 
-enum esock_wc_opcode { ESOCK_WC_SEND, ESOCK_WC_RECV, ESOCK_WC_WRITE, ESOCK_WC_READ };
+enum esock_wc_opcode {
+  ESOCK_WC_SEND,
+  ESOCK_WC_RECV,
+  ESOCK_WC_WRITE,
+  ESOCK_WC_READ,
+  /* RFC 7306 (esock 0.2): */
+  ESOCK_WC_SEND_IMM,  /* esock_post_send_imm; byte_len 8 */
+  ESOCK_WC_WRITE_IMM, /* esock_post_write_imm; byte_len: the Write's octets */
+  ESOCK_WC_FETCH_ADD, /* the original value is in the result SGE; byte_len 8 */
+  ESOCK_WC_CMP_SWAP,
+  ESOCK_WC_RECV_IMM /* Immediate Data arrived: imm_data, byte_len 8 (also in the buffer) */
+};
 enum esock_wc_status {
   ESOCK_WC_SUCCESS = 0,
   ESOCK_WC_LOC_LEN_ERR,  /* receive buffer too small for the incoming Send */
@@ -114,6 +126,10 @@ struct esock_wc {
   int opcode;        /* enum esock_wc_opcode */
   int status;        /* enum esock_wc_status */
   uint32_t byte_len; /* octets received (RECV) or transferred */
+  /* esock 0.2: the Immediate Data of ESOCK_WC_RECV_IMM (the 8 octets read in network byte
+   * order, so it equals the value the peer posted); 0 otherwise. Programs built against
+   * esock 0.1 keep the 0.1 layout (versioned symbol esock_poll_cq@ESOCK_0.1). */
+  uint64_t imm_data;
 };
 /* Takes up to max completions (send and receive side, in completion order per side).
  * Returns how many (0: none pending), or -1 with EINVAL (max < 0, wc NULL with max > 0).
@@ -124,6 +140,71 @@ int esock_poll_cq(int fd, struct esock_wc* wc, int max);
  * pending, POLLIN|POLLRDHUP after the peer closed, POLLHUP once the connection failed. For
  * RAWMODE it is the socket's own descriptor (returned as is). */
 int esock_comp_fd(int fd);
+
+/* ---- RFC 7306 (RDMA Protocol Extensions) and tripwires: esock 0.2, docs/sockets.md "Atomics,
+ * immediate data and tripwires". RAWMODE only. The RFC 7306 calls need a peer that agreed
+ * to the extensions (an esock peer on the dpdk or ksock provider: its Hello says so); with
+ * any other (the rdmacm provider, siw, an RNIC) they fail with EOPNOTSUPP and nothing is
+ * sent. Other errors as for the work requests above. */
+
+/* flags of esock_post_send_imm and esock_post_write_imm */
+#define ESOCK_SEND_SOLICITED 1 /* Immediate Data with Solicited Event */
+
+/* Immediate Data (RFC 7306 section 6): 8 octets, imm in network byte order, into the peer's
+ * next receive (which completes as ESOCK_WC_RECV_IMM with imm_data == imm and needs room
+ * for 8 octets). */
+int esock_post_send_imm(int fd, uint64_t wr_id, uint64_t imm, int flags);
+/* An RDMA Write, then Immediate Data: the peer's receive completes once the Write's octets
+ * are in place (RFC 7306 section 7). One work request, one completion. */
+int esock_post_write_imm(int fd, uint64_t wr_id, const struct esock_sge* sg, int num_sge,
+                         uint32_t rkey, uint64_t remote_addr, uint64_t imm, int flags);
+/* Atomics (RFC 7306 section 5) on 8 octets of the peer's region (ESOCK_ACCESS_REMOTE_ATOMIC)
+ * at remote_addr, which must be 8-octet aligned (the peer terminates the connection if not:
+ * the work request completes with ESOCK_WC_REM_OP_ERR). result: one SGE of exactly 8 octets
+ * with ESOCK_ACCESS_LOCAL_WRITE, which receives the value before the operation, in host byte
+ * order. The peer performs it as one 64-bit atomic instruction in its byte order, so it is
+ * atomic against its own atomics from every connection and against its threads' atomic
+ * instructions on the same 8 octets (docs/sockets.md states the memory-ordering contract).
+ * fetch_add: adds `add`; field_mask 0 is one 64-bit add, a 1 bit marks the top bit of an
+ *   independent field (no carry out of it). */
+int esock_post_atomic_fetch_add(int fd, uint64_t wr_id, const struct esock_sge* result,
+                                uint32_t rkey, uint64_t remote_addr, uint64_t add,
+                                uint64_t field_mask);
+/* cmp_swap: if (value & compare_mask) == (compare & compare_mask), the bits swap_mask selects
+ *   become those of swap. ~0ULL for both masks is a plain compare-and-swap. */
+int esock_post_atomic_cmp_swap(int fd, uint64_t wr_id, const struct esock_sge* result,
+                               uint32_t rkey, uint64_t remote_addr, uint64_t compare,
+                               uint64_t compare_mask, uint64_t swap, uint64_t swap_mask);
+
+/* Tripwires: learn that the peer's RDMA Write landed in [addr, addr+len), without a message
+ * from it. The range must lie in one region this socket registered with
+ * ESOCK_ACCESS_REMOTE_WRITE (EFAULT if in none, EACCES without that right). An event comes
+ * once the Write's octets are in memory, in the order the Writes were sent, once per Write
+ * message (a Write that turns out bad ends the connection and fires nothing). Works with any
+ * peer that writes (no agreement needed) on the dpdk and ksock providers; EOPNOTSUPP on the
+ * rdmacm provider (the device places the data unseen). Returns the id (> 0) or -1 with
+ * EINVAL (len 0, unknown flags), EFAULT, EACCES, ENOMEM (4096 armed on the socket). */
+#define ESOCK_TRIPWIRE_PERSISTENT 1 /* fire for every landing until disarmed (else once) */
+int esock_tripwire_arm(int fd, void* addr, size_t len, uint64_t cookie, int flags);
+/* 0, or -1 with EINVAL (not armed; a one-shot tripwire is disarmed by its event). Drops its
+ * event if not polled yet. esock_dereg_mr disarms the region's tripwires. */
+int esock_tripwire_disarm(int fd, int id);
+struct esock_tripwire_event {
+  uint64_t cookie;   /* as armed */
+  uint64_t addr;     /* the first landed octet inside the armed range */
+  uint64_t length;   /* landed octets from addr (over the Writes counted in `landings`) */
+  uint32_t id;       /* from esock_tripwire_arm */
+  uint32_t landings; /* Write messages that landed since the last event (>= 1) */
+  uint32_t flags;    /* ESOCK_TRIPWIRE_DISARMED: a one-shot's event, its id is free now */
+  uint32_t reserved;
+};
+#define ESOCK_TRIPWIRE_DISARMED 1
+/* Non-blocking: up to max events in firing order (one per tripwire at most: landings counts
+ * the repeats). Returns how many, or -1 with EINVAL or a common error. The socket's descriptor
+ * (esock_tripwire_fd) is readable while events or completions are pending. */
+int esock_tripwire_poll(int fd, struct esock_tripwire_event* ev, int max);
+/* The descriptor to wait on: as esock_comp_fd, the socket's own. */
+int esock_tripwire_fd(int fd);
 
 /* The connection's negotiated MPA parameters (RFC 5044 section 7.1, RFC 6581). */
 enum esock_rtr { ESOCK_RTR_NONE, ESOCK_RTR_SEND, ESOCK_RTR_WRITE, ESOCK_RTR_READ };

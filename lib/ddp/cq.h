@@ -12,7 +12,18 @@
 
 namespace esock::ddp {
 
-enum class Opcode : std::uint8_t { send, recv, write, read };
+// send_imm .. recv_imm: RFC 7306 (Immediate Data, the Write it follows, the two atomics).
+enum class Opcode : std::uint8_t {
+  send,
+  recv,
+  write,
+  read,
+  send_imm,
+  write_imm,
+  fetch_add,
+  cmp_swap,
+  recv_imm,
+};
 
 enum class Status : std::uint8_t {
   success,
@@ -33,6 +44,7 @@ struct Completion {
   std::uint32_t byte_len = 0;
   bool solicited = false;       // Send with Solicited Event (RFC 5040 Send with SE)
   stag_t invalidated_stag = 0;  // Send with Invalidate (RFC 5040, Send with Invalidate)
+  std::uint64_t imm = 0;        // recv_imm: the 8 octets of Immediate Data, read big-endian
 };
 
 class CompletionQueue {

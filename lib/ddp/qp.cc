@@ -156,8 +156,7 @@ void Qp::expect_rtr(RtrOp r) {
 void Qp::on_acked(std::uint64_t seg_id) {
   while (!sourced_.empty() && sourced_.front().last_seg_id <= seg_id) sourced_.pop_front();
   for (SqWr& wr : sq_) {
-    if (!wr.done && wr.handed_out && wr.op != Opcode::read && wr.last_seg_id <= seg_id)
-      wr.done = true;
+    if (!wr.done && wr.handed_out && !uses_ord(wr.op) && wr.last_seg_id <= seg_id) wr.done = true;
   }
   drain_sq();
 }
@@ -167,7 +166,11 @@ void Qp::on_acked(std::uint64_t seg_id) {
 void Qp::drain_sq() {
   while (!sq_.empty() && sq_.front().done) {
     const SqWr& wr = sq_.front();
-    scq_.push(Completion{wr.wr_id, wr.op, wr.status, wr.total, false, 0});
+    if (!wr.silent) {
+      scq_.push(Completion{wr.wr_id, wr.op, wr.status, wr.total, false, 0});
+    } else if (wr.status != Status::success && sq_.size() > 1 && sq_[1].status == Status::success) {
+      sq_[1].status = wr.status;  // the Write of a write_imm: its error is the WR's
+    }
     sq_.pop_front();
     if (sq_next_ > 0) --sq_next_;
   }
@@ -231,6 +234,7 @@ void Qp::fail(TerminateCause c, bytes_view offending, std::size_t seg_len) {
     }
   }
   term_len_ = emit(t, term_buf_);
+  if (tripwires_ != nullptr) tripwires_->abort_message();  // a Write cut short fires nothing
   cause_ = c;
   term_pending_ = true;
   state_ = QpState::terminate;

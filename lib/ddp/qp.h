@@ -16,7 +16,9 @@
 #include "ddp/cq.h"
 #include "ddp/stag.h"
 #include "ddp/terminate.h"
+#include "ddp/tripwire.h"
 #include "ddp/wire.h"
+#include "ddp/wire_ext.h"
 
 namespace esock::ddp {
 
@@ -31,13 +33,16 @@ struct QpConfig {
   std::uint16_t ird = 16, ord = 16;
   std::uint32_t mulpdu = 1024;
   std::uint32_t sq_depth = 256, rq_depth = 256;
+  // RFC 7306's messages (Immediate Data, Atomic Request and Response): both ends agreed to
+  // them (RFC 7306 section 1.1). Off, they are an unexpected opcode and cannot be posted.
+  bool rdmap_ext = false;
 };
 
 // One outgoing DDP segment (= one ULPDU for MPA): header bytes owned by the struct plus a
 // payload view into registered memory (or the Qp's Terminate buffer) that stays valid
 // until the segment is framed (or, with complete_on_ack, until it is acknowledged).
 struct OutSegment {
-  std::array<std::uint8_t, 64> hdr;
+  std::array<std::uint8_t, 80> hdr;  // up to an Atomic Request: 18 + 52 octets
   std::size_t hdr_len;
   bytes_view payload;
   std::uint64_t id = 0;  // 1, 2, 3, ... in hand-out order; see on_acked()
@@ -77,6 +82,26 @@ class Qp {
   // RFC 5040 section 4.4) reading consecutive source bytes; each uses one ORD slot.
   int post_read(std::uint64_t wr_id, std::span<const Sge> sink, stag_t rkey,
                 std::uint64_t remote_to);
+
+  // RFC 7306 (qp_ext.cc). EOPNOTSUPP unless set_rdmap_ext(true); otherwise as above.
+  void set_rdmap_ext(bool on) { cfg_.rdmap_ext = on; }
+  bool rdmap_ext() const { return cfg_.rdmap_ext; }
+  // Immediate Data (section 6): 8 octets, the value big-endian, into one of the peer's
+  // receive buffers; with solicited, Immediate Data with Solicited Event.
+  int post_send_imm(std::uint64_t wr_id, std::uint64_t imm, bool solicited = false);
+  // An RDMA Write followed by Immediate Data: section 7 orders the Immediate Data's
+  // completion at the peer after the Write's placement (verbs' Write with Immediate). One
+  // work request, one completion (Opcode::write_imm, byte_len the Write's length).
+  int post_write_imm(std::uint64_t wr_id, std::span<const Sge> sg, stag_t rkey,
+                     std::uint64_t remote_to, std::uint64_t imm, bool solicited = false);
+  // An Atomic Request (section 5.2.1) on the peer's region req.stag at req.to, with req.op,
+  // the data and masks from `req` (req_id is assigned here). The Original Remote Data Value
+  // lands in `result` (8 octets of a region with local write, host byte order) when the
+  // Atomic Response arrives. Takes an ORD slot, as a Read does (section 5.2).
+  int post_atomic(std::uint64_t wr_id, const Sge& result, const AtomicRequest& req);
+
+  // Tripwires (tripwire.h) fed by this queue pair's in-order RDMA Write path; nullptr: none.
+  void set_tripwires(TripwireSet* t) { tripwires_ = t; }
 
   // RFC 6581: the initiator sends a zero-length message as its first FPDU; the responder
   // sends nothing until it arrives (a Read RTR is answered with a zero-length Read
@@ -148,6 +173,9 @@ class Qp {
     stag_t rkey = 0;
     std::uint64_t remote_to = 0;
     std::uint32_t total = 0;
+    bool silent = false;           // completes without a completion (the Write of a write_imm)
+    std::uint64_t imm = 0;         // send_imm, write_imm
+    AtomicRequest atomic{};        // fetch_add, cmp_swap: the request (stag/to are the peer's)
     std::size_t reads_issued = 0;  // Read Requests sent (post_read)
     std::size_t reads_left = 0;    // Read Responses not yet fully placed
     bool started = false;
@@ -168,7 +196,7 @@ class Qp {
     Status status = Status::success;  // set when this WR is the cause of a failure
     Coverage placed_ranges{};         // which octets (by MO): a second placement is refused
   };
-  struct OrqEntry {      // one of our outstanding Read Requests
+  struct OrqEntry {      // one of our outstanding Read Requests (or Atomic Requests)
     SqWr* wr = nullptr;  // nullptr: the Read RTR
     stag_t sink_stag = 0;
     std::uint64_t sink_to = 0;
@@ -176,23 +204,32 @@ class Qp {
     std::uint64_t placed = 0;
     bool last_seen = false;
     Coverage placed_ranges{};  // which octets (by offset in the sink)
+    bool atomic = false;       // sink: the 8-octet result; answered on QN 3
+    std::uint32_t req_id = 0;
+    std::uint32_t resp_msn = 0;  // the QN 3 MSN of its Atomic Response
   };
-  struct IrqEntry {  // a peer's Read Request being answered
+  // The largest request QN 1 carries, as received: the Terminate copies it.
+  static constexpr std::size_t qn1_request_max = untagged_hdr_len + atomic_request_len;
+  struct IrqEntry {  // a peer's Read Request (or Atomic Request) being answered
     ReadRequest rr;
     std::uint32_t sent = 0;
     // The request as received: the Terminate copies it if the source goes away mid-response.
-    std::array<std::uint8_t, untagged_hdr_len + read_request_len> bytes{};
+    std::array<std::uint8_t, qn1_request_max> bytes{};
     std::uint32_t ulpdu_len = 0;
+    bool atomic = false;
+    AtomicRequest ar{};
   };
   struct Sourced {  // segments handed out by reference from one region, not yet released
     std::uint64_t last_seg_id = 0;
     stag_t stag = 0;
     bool sealed = false;  // seal_sourced: later segments of the region start a new run
   };
-  struct PendingRr {  // a Read Request that arrived ahead of a lower MSN
+  struct PendingRr {  // a Read (or Atomic) Request that arrived ahead of a lower MSN
     ReadRequest rr;
-    std::array<std::uint8_t, untagged_hdr_len + read_request_len> bytes{};
+    std::array<std::uint8_t, qn1_request_max> bytes{};
     std::uint32_t ulpdu_len = 0;
+    bool atomic = false;
+    AtomicRequest ar{};
   };
   struct Cursor {  // the message being segmented; messages never interleave on the wire
     enum class Kind : std::uint8_t { none, sq, resp } kind = Kind::none;
@@ -201,6 +238,11 @@ class Qp {
     std::uint32_t msg_off = 0;
   };
 
+  // The send-queue operations that take an ORD slot: RFC 7306 section 5.2 puts Atomic
+  // Requests on the Read Request queue and under the same ORD/IRD limits.
+  static constexpr bool uses_ord(Opcode op) {
+    return op == Opcode::read || op == Opcode::fetch_add || op == Opcode::cmp_swap;
+  }
   int check_sges(std::span<const Sge> sg, std::uint32_t access, std::uint64_t& total) const;
   bool can_post_sq() const;
   int queue_sq(SqWr wr, std::span<const Sge> sg, std::uint32_t access);
@@ -210,6 +252,9 @@ class Qp {
   bool emit_resp(OutSegment& out);
   void note_sourced(stag_t stag, std::uint64_t seg_id);
   void emit_read_request(OutSegment& out, SqWr& wr);
+  void emit_atomic_request(OutSegment& out, SqWr& wr);
+  bool emit_atomic_response(OutSegment& out);
+  void emit_immediate(OutSegment& out, SqWr& wr);
   // rx. One received segment: its header, the raw octets a Terminate copies from (the
   // whole ULPDU, or only the header when the payload was placed early), its length, and
   // the payload to place (empty when place_payload() already placed it).
@@ -240,7 +285,10 @@ class Qp {
   void rx_read_request(const Rx& s);
   void rx_terminate(const Rx& s);
   bool rx_rtr(const Rx& s);
-  void accept_read_request(const ReadRequest& rr, bytes_view raw);
+  void accept_request(const PendingRr& p);
+  bool parse_qn1_request(const Rx& s, PendingRr& p);
+  void rx_atomic_response(const Rx& s);
+  std::uint64_t immediate_of(const RecvWr& wr) const;
   void deliver_sends(const Rx& s);
   void complete_reads();
   // errors and completion
@@ -267,9 +315,12 @@ class Qp {
   std::vector<std::optional<PendingRr>> rr_ahead_;
   Cursor cur_;
 
-  std::array<std::uint32_t, 3> tx_msn_{1, 1, 1};  // next MSN per QN (RFC 5041 6.3)
-  std::uint32_t rq_msn_ = 1;                      // MSN of rq_.front() (QN 0)
-  std::uint32_t rr_msn_ = 1;                      // next in-order Read Request MSN (QN 1)
+  std::array<std::uint32_t, 4> tx_msn_{1, 1, 1, 1};  // next MSN per QN (RFC 5041 6.3)
+  std::uint32_t rq_msn_ = 1;                         // MSN of rq_.front() (QN 0)
+  std::uint32_t rr_msn_ = 1;                         // next in-order Read Request MSN (QN 1)
+  std::uint32_t ar_msn_ = 1;                         // QN 3 MSN of the next Atomic Request's answer
+  std::uint32_t next_req_id_ = 1;                    // Atomic Request Identifiers
+  TripwireSet* tripwires_ = nullptr;
 
   std::optional<RtrOp> rtr_to_send_;
   std::optional<RtrOp> rtr_expected_;

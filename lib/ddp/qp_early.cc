@@ -9,6 +9,7 @@
 #include "base/seq32.h"
 #include "ddp/placement.h"
 #include "ddp/qp.h"
+#include "ddp/wire_ext.h"
 
 namespace esock::ddp {
 namespace {
@@ -94,6 +95,11 @@ Qp::Target Qp::check_send(const DdpHeader& h, std::uint32_t len) const {
   t.index = static_cast<std::size_t>(k);
   if (t.index >= rq_.size()) {
     t.cause = term::ddp_msn_no_buffer;
+    return t;
+  }
+  // RFC 7306 section 6.3: Immediate Data is one segment of exactly 8 octets.
+  if (opcode_is_immediate(h.opcode) && (h.mo != 0 || !h.last || len != immediate_len)) {
+    t.cause = term::rdmap_op_unspecified;
     return t;
   }
   const RecvWr& wr = rq_[t.index];

@@ -10,6 +10,7 @@
 #include "ddp/placement.h"
 #include "ddp/qp.h"
 #include "ddp/source_cause.h"
+#include "ddp/wire_ext.h"
 
 namespace esock::ddp {
 namespace {
@@ -76,14 +77,25 @@ void Qp::dispatch(const Rx& s) {
       rx_read_response(s);
     return;
   }
-  // RFC 5041 section 7.2: only the queues RDMAP defines exist (RFC 5040 section 5.1).
-  if (h.qn > qn_terminate) return fail_rx(term::ddp_invalid_qn, s);
-  const bool right_queue = opcode_is_send(h.opcode)                ? h.qn == qn_send
-                           : h.opcode == RdmapOpcode::read_request ? h.qn == qn_read_request
-                                                                   : h.qn == qn_terminate;
-  if (!right_queue) return fail_rx(term::rdmap_unexpected_opcode, s);
-  if (opcode_is_send(h.opcode)) return rx_send(s);
-  if (h.opcode == RdmapOpcode::read_request) return rx_read_request(s);
+  // RFC 7306 section 1.1: its messages only where both ends agreed; elsewhere they are what
+  // they are to an RFC 5040 peer (Linux siw answers the same).
+  if (opcode_is_rfc7306(h.opcode) && !cfg_.rdmap_ext)
+    return fail_rx(term::rdmap_unexpected_opcode, s);
+  // RFC 5041 section 7.2: only the queues RDMAP defines exist (RFC 5040 section 5.1; RFC
+  // 7306 section 10.2 adds QN 3).
+  if (h.qn > (cfg_.rdmap_ext ? qn_atomic_response : qn_terminate))
+    return fail_rx(term::ddp_invalid_qn, s);
+  const bool to_qn0 = opcode_is_send(h.opcode) || opcode_is_immediate(h.opcode);
+  const bool to_qn1 =
+      h.opcode == RdmapOpcode::read_request || h.opcode == RdmapOpcode::atomic_request;
+  const std::uint32_t want = to_qn0                                     ? qn_send
+                             : to_qn1                                   ? qn_read_request
+                             : h.opcode == RdmapOpcode::atomic_response ? qn_atomic_response
+                                                                        : qn_terminate;
+  if (h.qn != want) return fail_rx(term::rdmap_unexpected_opcode, s);
+  if (to_qn0) return rx_send(s);
+  if (to_qn1) return rx_read_request(s);
+  if (h.opcode == RdmapOpcode::atomic_response) return rx_atomic_response(s);
   rx_terminate(s);
 }
 
@@ -118,10 +130,15 @@ bool Qp::rx_rtr(const Rx& s) {
 
 void Qp::rx_write(const Rx& s) {
   // RFC 5041 section 7: validation applies to non-zero-length tagged segments.
-  if (s.len == 0) return;
+  if (s.len == 0) {
+    if (s.h.last && tripwires_ != nullptr) tripwires_->on_write_segment(s.h.stag, s.h.to, 0, true);
+    return;
+  }
   const Target t = check_write(s.h, s.len);
   if (t.cause) return fail_rx(*t.cause, s);
   detail::copy_pieces(t.dst, s.pieces);
+  // In stream order and in memory now (also when place_payload() copied it earlier).
+  if (tripwires_ != nullptr) tripwires_->on_write_segment(s.h.stag, s.h.to, s.len, s.h.last);
 }
 
 void Qp::rx_read_response(const Rx& s) {
@@ -175,7 +192,14 @@ void Qp::deliver_sends(const Rx& s) {
     RecvWr& wr = rq_.front();
     Completion c{
         wr.wr_id, Opcode::recv, Status::success, static_cast<std::uint32_t>(wr.total), false, 0};
-    c.solicited = wr.opcode == RdmapOpcode::send_se || wr.opcode == RdmapOpcode::send_se_invalidate;
+    if (opcode_is_immediate(wr.opcode)) {
+      // RFC 7306 section 6.3: Immediate Data completes like a Send, with its 8 octets.
+      c.opcode = Opcode::recv_imm;
+      c.imm = immediate_of(wr);
+    }
+    c.solicited = wr.opcode == RdmapOpcode::send_se ||
+                  wr.opcode == RdmapOpcode::send_se_invalidate ||
+                  wr.opcode == RdmapOpcode::immediate_data_se;
     if (wr.opcode == RdmapOpcode::send_invalidate || wr.opcode == RdmapOpcode::send_se_invalidate) {
       // RFC 5040, Send with Invalidate: invalidate before the message is delivered.
       const int r = stags_.invalidate(wr.inv, cfg_.pd);
@@ -194,49 +218,75 @@ void Qp::deliver_sends(const Rx& s) {
 
 void Qp::rx_read_request(const Rx& s) {
   const DdpHeader& h = s.h;
-  // RFC 5040 section 4.4: a Read Request is one segment carrying exactly its header.
+  // RFC 5040 section 4.4 (RFC 7306 section 5.2.1): a request is one segment carrying
+  // exactly its header.
   if (h.mo != 0) return fail(term::ddp_invalid_mo, s.raw);
-  ReadRequest rr;
-  if (!h.last || s.payload().size() != read_request_len || parse(s.payload(), rr) != WireError::ok)
-    return fail(term::rdmap_op_unspecified, s.raw);
+  PendingRr p;
+  if (!parse_qn1_request(s, p)) return fail(term::rdmap_op_unspecified, s.raw);
   const std::int32_t k = seq_diff(h.msn, rr_msn_);
   if (k < 0) return fail(term::ddp_msn_range, s.raw);
-  // IRD is the number of QN 1 buffers (RFC 5040, RDMA Read and ORD/IRD): one more outstanding
-  // Read Request finds no buffer.
-  if (incoming_reads() + static_cast<std::size_t>(k) >= cfg_.ird)
+  // IRD is the number of QN 1 buffers (RFC 5040, RDMA Read and ORD/IRD; RFC 7306 section
+  // 5.2.2 rule 4 counts Atomic Requests in it): one more outstanding request finds no buffer.
+  // This one is the (k+1)-th after those accepted and not yet answered; the requests held
+  // ahead of order are among the k before it, so they are not counted again.
+  if (irq_.size() + static_cast<std::size_t>(k) >= cfg_.ird)
     return fail(term::ddp_msn_no_buffer, s.raw);
   if (k > 0) {
     auto& slot = rr_ahead_[static_cast<std::size_t>(k)];
     if (slot) return fail(term::ddp_msn_range, s.raw);  // duplicate MSN
-    PendingRr p;
-    p.rr = rr;
-    p.ulpdu_len = static_cast<std::uint32_t>(s.raw.size());
-    std::copy_n(s.raw.begin(), p.bytes.size(), p.bytes.begin());
     slot = p;
     return;
   }
-  accept_read_request(rr, s.raw);
+  accept_request(p);
   while (state_ == QpState::rts || state_ == QpState::closing) {
     ++rr_msn_;
     std::rotate(rr_ahead_.begin(), rr_ahead_.begin() + (rr_ahead_.empty() ? 0 : 1),
                 rr_ahead_.end());
     if (!rr_ahead_.empty()) rr_ahead_.back().reset();
     if (rr_ahead_.empty() || !rr_ahead_.front()) break;
-    const PendingRr p = *rr_ahead_.front();
+    const PendingRr next = *rr_ahead_.front();
     rr_ahead_.front().reset();
-    accept_read_request(p.rr, bytes_view(p.bytes.data(), p.ulpdu_len));
+    accept_request(next);
   }
 }
 
-void Qp::accept_read_request(const ReadRequest& rr, bytes_view raw) {
-  if (rr.size > 0) {
+// The body of a QN 1 request, kept with the octets a Terminate copies.
+bool Qp::parse_qn1_request(const Rx& s, PendingRr& p) {
+  if (!s.h.last) return false;
+  const bytes_view body = s.payload();
+  if (s.h.opcode == RdmapOpcode::atomic_request) {
+    p.atomic = true;
+    if (body.size() != atomic_request_len || parse(body, p.ar) != WireError::ok) return false;
+  } else if (body.size() != read_request_len || parse(body, p.rr) != WireError::ok) {
+    return false;
+  }
+  p.ulpdu_len = static_cast<std::uint32_t>(std::min(s.raw.size(), p.bytes.size()));
+  std::copy_n(s.raw.begin(), p.ulpdu_len, p.bytes.begin());
+  return true;
+}
+
+void Qp::accept_request(const PendingRr& p) {
+  const bytes_view raw(p.bytes.data(), p.ulpdu_len);
+  IrqEntry e{p.rr};
+  e.atomic = p.atomic;
+  e.ar = p.ar;
+  e.ulpdu_len = p.ulpdu_len;
+  e.bytes = p.bytes;
+  if (p.atomic) {
+    // RFC 7306 section 5.2.1 rule 4: an operation it does not define is an error.
+    if (!atomic_op_known(p.ar.op)) return fail(term::rdmap_op_unspecified, raw);
+    std::uint8_t* dst = nullptr;
+    const Check c = stags_.check(p.ar.stag, cfg_.pd, access_remote_atomic, p.ar.to, 8, &dst);
+    if (c != Check::ok) return fail(source_cause(c), raw);
+    // RFC 7306 sections 5.1 and 8.2: the target must be 64-bit aligned, else nothing is
+    // changed and the stream ends with "Catastrophic error, localized to RDMAP Stream".
+    if (reinterpret_cast<std::uintptr_t>(dst) % 8 != 0)
+      return fail(term::rdmap_catastrophic_stream, raw);
+  } else if (p.rr.size > 0) {
     const Check c =
-        stags_.check(rr.src_stag, cfg_.pd, access_remote_read, rr.src_to, rr.size, nullptr);
+        stags_.check(p.rr.src_stag, cfg_.pd, access_remote_read, p.rr.src_to, p.rr.size, nullptr);
     if (c != Check::ok) return fail(source_cause(c), raw);
   }
-  IrqEntry e{rr};
-  e.ulpdu_len = static_cast<std::uint32_t>(std::min(raw.size(), e.bytes.size()));
-  std::copy_n(raw.begin(), e.ulpdu_len, e.bytes.begin());
   irq_.push_back(e);
 }
 

@@ -18,7 +18,7 @@ bool Qp::tx_pending() const {
   if (cur_.kind != Cursor::Kind::none || !irq_.empty()) return true;
   if (sq_next_ < sq_.size()) {
     const SqWr& wr = sq_[sq_next_];
-    return wr.op != Opcode::read || orq_.size() < cfg_.ord;
+    return !uses_ord(wr.op) || orq_.size() < cfg_.ord;
   }
   return false;
 }
@@ -78,15 +78,23 @@ bool Qp::next_segment(OutSegment& out) {
   if (cur_.kind == Cursor::Kind::sq) return emit_sq(out);
   // Read Responses first: they answer the peer's ORD credit (RFC 5040, RDMA Read and ORD/IRD).
   if (!irq_.empty()) {
+    if (irq_.front().atomic) return emit_atomic_response(out);
     cur_ = Cursor{Cursor::Kind::resp};
     return emit_resp(out);
   }
   if (sq_next_ < sq_.size()) {
     SqWr& wr = sq_[sq_next_];
-    if (wr.op == Opcode::read) {
+    if (uses_ord(wr.op)) {
       // ORD: a Read beyond it waits at the head of the SQ (later WRs wait behind it).
       if (orq_.size() >= cfg_.ord) return false;
-      emit_read_request(out, wr);
+      if (wr.op == Opcode::read)
+        emit_read_request(out, wr);
+      else
+        emit_atomic_request(out, wr);
+      return true;
+    }
+    if (wr.op == Opcode::send_imm || wr.op == Opcode::write_imm) {
+      emit_immediate(out, wr);
       return true;
     }
     cur_ = Cursor{Cursor::Kind::sq};

@@ -7,7 +7,8 @@
 namespace esock::ddp {
 namespace {
 constexpr std::uint32_t max_index = (1u << 24) - 1;
-constexpr std::uint32_t all_access = access_local_write | access_remote_read | access_remote_write;
+constexpr std::uint32_t all_access =
+    access_local_write | access_remote_read | access_remote_write | access_remote_atomic;
 }  // namespace
 
 StagTable::StagTable() = default;
@@ -106,7 +107,8 @@ int StagTable::invalidate(stag_t s, std::uint32_t pd) {
   Region* r = find(s);
   if (r == nullptr || !r->valid) return EINVAL;
   if (r->pd != pd) return EACCES;
-  if ((r->access & (access_remote_read | access_remote_write)) == 0) return EACCES;
+  if ((r->access & (access_remote_read | access_remote_write | access_remote_atomic)) == 0)
+    return EACCES;
   r->valid = false;
   return 0;
 }

@@ -14,6 +14,7 @@ enum Access : std::uint32_t {
   access_local_write = 1,
   access_remote_read = 2,
   access_remote_write = 4,
+  access_remote_atomic = 8,  // the target of a peer's RFC 7306 Atomic Request
 };
 
 // 24-bit index + 8-bit key (the verbs convention siw follows); 0 is never a valid STag.

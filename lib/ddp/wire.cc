@@ -50,7 +50,7 @@ WireError parse(bytes_view in, DdpHeader& out) {
   if (out.dv != ddp_version) return WireError::bad_ddp_version;
   if (out.rv != rdmap_version) return WireError::bad_rdmap_version;
   const std::uint8_t op = rc & rdmap_opcode_mask;
-  if (op > static_cast<std::uint8_t>(RdmapOpcode::terminate)) return WireError::opcode;
+  if (op > static_cast<std::uint8_t>(RdmapOpcode::atomic_response)) return WireError::opcode;
   out.opcode = static_cast<RdmapOpcode>(op);
   if (opcode_is_tagged(out.opcode) != out.tagged) return WireError::opcode;
   if (in.size() < out.length()) return WireError::truncated;

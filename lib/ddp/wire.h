@@ -13,7 +13,9 @@
 
 namespace esock::ddp {
 
-// RFC 5040 section 4.2: RDMAP opcodes carried in the low nibble of the RDMAP control octet.
+// RFC 5040 section 4.2: RDMAP opcodes carried in the low nibble of the RDMAP control octet;
+// 8..11 are RFC 7306's (section 4.1), all untagged (wire_ext.h has their bodies); 12..15 are
+// unassigned.
 enum class RdmapOpcode : std::uint8_t {
   write = 0,
   read_request = 1,
@@ -23,6 +25,10 @@ enum class RdmapOpcode : std::uint8_t {
   send_se = 5,
   send_se_invalidate = 6,
   terminate = 7,
+  immediate_data = 8,
+  immediate_data_se = 9,
+  atomic_request = 10,
+  atomic_response = 11,
 };
 
 inline constexpr std::uint8_t ddp_version = 1;    // RFC 5041 section 6.1 (DV)
@@ -46,7 +52,7 @@ enum class WireError : std::uint8_t {
   truncated,          // shorter than the header its control octets announce
   bad_ddp_version,    // DV != 1
   bad_rdmap_version,  // RV != 1
-  opcode,             // opcode > 7, or an opcode used with the wrong buffer model
+  opcode,             // opcode > 11, or an opcode used with the wrong buffer model
   terminate_layer,    // Terminate layer > 2
   terminate_hdrct,    // R without D, or trailing bytes after the copied headers
 };

@@ -84,7 +84,7 @@ estp::Params local_params(bool msgmode) {
 
 }  // namespace
 
-mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
+mpa::Config mpa_config(bool initiator, bool msgmode, bool raw, bool rdmap_ext) {
   const Config& c = config();
   mpa::Config m;
   m.initiator = initiator;
@@ -93,7 +93,8 @@ mpa::Config mpa_config(bool initiator, bool msgmode, bool raw) {
   m.crc = c.mpa_crc;
   estp::Hello h = estp::hello_of(local_params(msgmode));
   h.raw = raw;
-  h.sink = h.sink && !raw;  // RAWMODE carries no ESTP messages
+  h.sink = h.sink && !raw;         // RAWMODE carries no ESTP messages
+  h.rdmap_ext = raw && rdmap_ext;  // only the extension API posts them
   m.private_data = estp::emit_hello(h);
   // RAWMODE: RFC 6581 peer-to-peer mode, so the initiator's RTR (which the queue pair sends
   // and absorbs itself) lets the responder's application post the first message; without
@@ -113,6 +114,8 @@ int attach(std::unique_ptr<ProviderConn> pc, bool initiator, Socket& s) {
   if (pc->survives_fork()) c->fork_slot = ForkHandover::get().acquire(::getpid());
   if (s.rawmode()) {
     // RAWMODE: no ESTP stream; the application posts its own receives (esock.h).
+    // RFC 7306 only where both Hellos offered it (ours did where set_rdmap_ext can say yes).
+    if (hello->rdmap_ext) pc->verbs().set_rdmap_ext(true);
     c->raw = std::make_unique<RawQp>(pc->verbs());
     c->pc = std::move(pc);
     c->pc->flush();  // the RTR

@@ -17,7 +17,8 @@ int errno_fail(int err);  // sets errno, returns -1
 // One line on stderr for a connection that fell back to plain TCP (docs/sockets.md, "Peers
 // without esock"): the first 8 of a process, so a busy server does not flood its log.
 void tell_plain_tcp(const std::string& who);
-mpa::Config mpa_config(bool initiator, bool msgmode, bool raw);
+// rdmap_ext: the provider's engine takes RFC 7306 (Provider::software_rnic); offered in RAWMODE.
+mpa::Config mpa_config(bool initiator, bool msgmode, bool raw, bool rdmap_ext);
 // An own stack's plain relay (a peer without esock, utcp/plain_relay.h): a private AF_UNIX
 // stream pair, ends[0] for the application, ends[1] for the relay (non-blocking), buffers
 // sized for bulk transfers; the progress thread is started to move it. 0 or -1 with errno.

@@ -108,7 +108,8 @@ class AsyncConnect final : public Connecting {
       socklen_t l = sizeof err;
       ESOCK_LIBC(getsockopt)(s_.tcp_fd, SOL_SOCKET, SO_ERROR, &err, &l);
       if (err != 0) return fail(s, err);  // refused, unreachable: as kernel TCP reports it
-      s_.pc = s_.provider->initiate(s_.tcp_fd, mpa_config(true, s.msgmode(), s.rawmode()));
+      s_.pc = s_.provider->initiate(
+          s_.tcp_fd, mpa_config(true, s.msgmode(), s.rawmode(), s_.provider->software_rnic()));
       if (!s_.pc) return fail(s, EOPNOTSUPP);
       s_.tcp_fd = -1;  // the transport's now
       // MPA gets its own time.

@@ -73,7 +73,8 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
   std::string why;
   int err = rt.use_stack(p, &why);
   std::unique_ptr<ProviderConn> pc;
-  if (err == 0) pc = p.connect(dst, mpa_config(true, s.msgmode(), s.rawmode()), &err, &why);
+  if (err == 0)
+    pc = p.connect(dst, mpa_config(true, s.msgmode(), s.rawmode(), p.software_rnic()), &err, &why);
   if (!pc) {
     failed("connect", why);
     return errno_fail(err);  // nothing happened yet: the socket may try again
@@ -85,9 +86,9 @@ int stack_connect(Provider& p, int fd, const std::shared_ptr<Socket>& sp, const 
 namespace {
 
 // A listener's set-up state: MPA as the responder, its bounds (runtime/socket.h).
-std::unique_ptr<StackListen> new_listen(const Socket& s, int backlog) {
+std::unique_ptr<StackListen> new_listen(const Provider& p, const Socket& s, int backlog) {
   auto l = std::make_unique<StackListen>();
-  l->mpa = mpa_config(false, s.msgmode(), s.rawmode());
+  l->mpa = mpa_config(false, s.msgmode(), s.rawmode(), p.software_rnic());
   l->backlog = static_cast<std::size_t>(std::clamp(backlog, 1, 4096));
   l->setup_timeout = std::chrono::milliseconds(config().timeout_ms);
   l->fallback = falls_back(s.implicit);
@@ -132,7 +133,7 @@ int stack_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int back
   std::unique_lock lk(rt.mu);
   std::string why;
   int err = rt.use_stack(p, &why);
-  auto l = new_listen(*s, backlog);
+  auto l = new_listen(p, *s, backlog);
   if (err == 0) l->pl = p.listen(local, backlog, &err, &why);
   // Pre-forked children accept through the parent (byte streams only: listen_relay.cc).
   if (l->pl && !s->msgmode() && !s->rawmode()) l->fork_relay = make_listen_relay();
@@ -156,7 +157,7 @@ int kernel_listen(Provider& p, int fd, const std::shared_ptr<Socket>& s, int bac
   const int lfd = move_high(fd);
   if (lfd < 0) return -1;
   int err = 0;
-  auto l = new_listen(*s, backlog);
+  auto l = new_listen(p, *s, backlog);
   l->pl = p.adopt_listener(lfd, &err);
   if (!l->pl) {
     ESOCK_LIBC(close)(lfd);

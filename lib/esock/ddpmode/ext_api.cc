@@ -25,7 +25,17 @@ namespace {
 
 static_assert(ESOCK_ACCESS_LOCAL_WRITE == ddp::access_local_write &&
               ESOCK_ACCESS_REMOTE_READ == ddp::access_remote_read &&
-              ESOCK_ACCESS_REMOTE_WRITE == ddp::access_remote_write);
+              ESOCK_ACCESS_REMOTE_WRITE == ddp::access_remote_write &&
+              ESOCK_ACCESS_REMOTE_ATOMIC == ddp::access_remote_atomic);
+
+// esock 0.1's completion entry, for programs bound to esock_poll_cq@ESOCK_0.1.
+struct esock_wc_v01 {
+  uint64_t wr_id;
+  int opcode;
+  int status;
+  uint32_t byte_len;
+};
+static_assert(sizeof(esock_wc_v01) == 24 && sizeof(esock_wc) == 32);
 static_assert(ESOCK_MAX_SGE == ddp::max_sge);
 
 int fail(int err) {
@@ -118,9 +128,26 @@ int wc_opcode(ddp::Opcode op) {
     case ddp::Opcode::write:
       return ESOCK_WC_WRITE;
     case ddp::Opcode::read:
+      return ESOCK_WC_READ;
+    case ddp::Opcode::send_imm:
+      return ESOCK_WC_SEND_IMM;
+    case ddp::Opcode::write_imm:
+      return ESOCK_WC_WRITE_IMM;
+    case ddp::Opcode::fetch_add:
+      return ESOCK_WC_FETCH_ADD;
+    case ddp::Opcode::cmp_swap:
+      return ESOCK_WC_CMP_SWAP;
+    case ddp::Opcode::recv_imm:
       break;
   }
-  return ESOCK_WC_READ;
+  return ESOCK_WC_RECV_IMM;
+}
+
+std::span<const RawSge> raw_list(const esock_sge* sg, int num_sge,
+                                 std::array<RawSge, ESOCK_MAX_SGE>& list) {
+  for (int i = 0; i < num_sge; ++i)
+    list[static_cast<std::size_t>(i)] = RawSge{sg[i].addr, sg[i].length, sg[i].lkey};
+  return {list.data(), static_cast<std::size_t>(num_sge)};
 }
 
 }  // namespace
@@ -164,14 +191,88 @@ int ext_post(int fd, RawOp op, std::uint64_t wr_id, const esock_sge* sg, int num
              std::uint32_t rkey, std::uint64_t remote_addr) {
   if (num_sge < 0 || num_sge > ESOCK_MAX_SGE || (num_sge > 0 && sg == nullptr)) return fail(EINVAL);
   std::array<RawSge, ESOCK_MAX_SGE> list{};
-  for (int i = 0; i < num_sge; ++i)
-    list[static_cast<std::size_t>(i)] = RawSge{sg[i].addr, sg[i].length, sg[i].lkey};
-  const std::span<const RawSge> l(list.data(), static_cast<std::size_t>(num_sge));
+  const auto l = raw_list(sg, num_sge, list);
   return with_raw(
       fd, [&](RawQp& q) { return -q.post(op, wr_id, l, rkey, remote_addr); }, true);
 }
 
-int ext_poll_cq(int fd, esock_wc* wc, int max) {
+int ext_post_imm(int fd, std::uint64_t wr_id, const esock_sge* sg, int num_sge, bool write,
+                 std::uint32_t rkey, std::uint64_t remote_addr, std::uint64_t imm, int flags) {
+  if (num_sge < 0 || num_sge > ESOCK_MAX_SGE || (num_sge > 0 && sg == nullptr) ||
+      (flags & ~ESOCK_SEND_SOLICITED) != 0)
+    return fail(EINVAL);
+  std::array<RawSge, ESOCK_MAX_SGE> list{};
+  const auto l = raw_list(sg, num_sge, list);
+  const bool se = (flags & ESOCK_SEND_SOLICITED) != 0;
+  return with_raw(
+      fd, [&](RawQp& q) { return -q.post_imm(wr_id, l, write, rkey, remote_addr, imm, se); }, true);
+}
+
+int ext_post_atomic(int fd, std::uint64_t wr_id, const esock_sge* result, std::uint32_t rkey,
+                    std::uint64_t remote_addr, const AtomicArgs& a) {
+  if (result == nullptr) return fail(EINVAL);
+  ddp::AtomicRequest r;
+  r.op = static_cast<std::uint8_t>(a.cmp_swap ? ddp::AtomicOp::cmp_swap : ddp::AtomicOp::fetch_add);
+  r.stag = rkey;
+  r.to = remote_addr;
+  r.add_swap = a.data;
+  r.add_swap_mask = a.data_mask;
+  // RFC 7306 section 5.2.1: FetchAdd's compare fields are sent as 0 and all ones.
+  r.compare = a.cmp_swap ? a.compare : 0;
+  r.compare_mask = a.cmp_swap ? a.compare_mask : ~std::uint64_t{0};
+  const RawSge res{result->addr, result->length, result->lkey};
+  return with_raw(
+      fd, [&](RawQp& q) { return -q.post_atomic(wr_id, res, r); }, true);
+}
+
+int ext_tripwire_arm(int fd, void* addr, std::size_t len, std::uint64_t cookie, int flags) {
+  if (len == 0 || (flags & ~ESOCK_TRIPWIRE_PERSISTENT) != 0) return fail(EINVAL);
+  return with_raw(fd, [&](RawQp& q) {
+    std::uint32_t id = 0;
+    const int err =
+        q.tripwire_arm(addr, len, cookie, (flags & ESOCK_TRIPWIRE_PERSISTENT) != 0, &id);
+    // Ids count from 1 and wrap at 2^32: beyond INT_MAX they would not fit the result.
+    if (err == 0 && id > INT32_MAX) {
+      q.tripwire_disarm(id);
+      return -ENOMEM;
+    }
+    return err != 0 ? -err : static_cast<int>(id);
+  });
+}
+
+int ext_tripwire_disarm(int fd, int id) {
+  if (id <= 0) return fail(EINVAL);
+  return with_raw(fd, [&](RawQp& q) { return -q.tripwire_disarm(static_cast<std::uint32_t>(id)); });
+}
+
+int ext_tripwire_poll(int fd, esock_tripwire_event* ev, int max) {
+  if (max < 0 || (max > 0 && ev == nullptr)) return fail(EINVAL);
+  return with_raw(
+      fd,
+      [&](RawQp& q) {
+        std::array<ddp::TripwireEvent, 64> got;
+        int n = 0;
+        while (n < max) {
+          const std::size_t want =
+              std::min<std::size_t>(got.size(), static_cast<std::size_t>(max - n));
+          const std::size_t k = q.tripwire_poll({got.data(), want});
+          for (std::size_t i = 0; i < k; ++i) {
+            const ddp::TripwireEvent& e = got[i];
+            ev[n++] = esock_tripwire_event{e.cookie,   e.to,
+                                           e.length,   e.id,
+                                           e.landings, e.disarmed ? ESOCK_TRIPWIRE_DISARMED : 0u,
+                                           0};
+          }
+          if (k < want) break;
+        }
+        return n;
+      },
+      true);
+}
+
+int ext_poll_cq(int fd, void* out, int max, bool v01) {
+  auto* wc = static_cast<esock_wc*>(out);
+  auto* wc01 = static_cast<esock_wc_v01*>(out);
   if (max < 0 || (max > 0 && wc == nullptr)) return fail(EINVAL);
   // Taken in chunks: what the caller asks for is no bound on what we allocate (INT_MAX).
   std::array<ddp::Completion, 64> got;
@@ -190,7 +291,10 @@ int ext_poll_cq(int fd, esock_wc* wc, int max) {
     const std::size_t k = q.take({got.data(), want});
     for (std::size_t i = 0; i < k; ++i) {
       const ddp::Completion& c = got[i];
-      wc[n++] = esock_wc{c.wr_id, wc_opcode(c.opcode), wc_status(c.status), c.byte_len};
+      if (v01)
+        wc01[n++] = esock_wc_v01{c.wr_id, wc_opcode(c.opcode), wc_status(c.status), c.byte_len};
+      else
+        wc[n++] = esock_wc{c.wr_id, wc_opcode(c.opcode), wc_status(c.status), c.byte_len, c.imm};
     }
     if (k < want) break;
   }

@@ -32,9 +32,9 @@ std::vector<std::uint8_t> emit_hello(const Hello& h) {
   std::vector<std::uint8_t> v(hello_len, 0);
   store_be32(v.data() + off_magic, magic);
   v[off_version] = version;
-  v[off_h_flags] =
-      static_cast<std::uint8_t>((h.msgmode ? hello_flag_msgmode : 0) |
-                                (h.raw ? hello_flag_raw : 0) | (h.sink ? hello_flag_sink : 0));
+  v[off_h_flags] = static_cast<std::uint8_t>(
+      (h.msgmode ? hello_flag_msgmode : 0) | (h.raw ? hello_flag_raw : 0) |
+      (h.sink ? hello_flag_sink : 0) | (h.rdmap_ext ? hello_flag_rdmap_ext : 0));
   store_be32(v.data() + off_h_r, h.recv_buffers);
   store_be32(v.data() + off_h_b, h.recv_buffer_size);
   return v;
@@ -47,6 +47,7 @@ std::optional<Hello> parse_hello(bytes_view pd) {
   h.msgmode = (pd[off_h_flags] & hello_flag_msgmode) != 0;
   h.raw = (pd[off_h_flags] & hello_flag_raw) != 0;
   h.sink = (pd[off_h_flags] & hello_flag_sink) != 0;
+  h.rdmap_ext = (pd[off_h_flags] & hello_flag_rdmap_ext) != 0;
   h.recv_buffers = load_be32(pd.data() + off_h_r);
   h.recv_buffer_size = load_be32(pd.data() + off_h_b);
   if (h.recv_buffers == 0 || h.recv_buffer_size < min_buffer_size) return std::nullopt;

@@ -38,13 +38,17 @@ inline constexpr std::uint8_t hello_flag_raw = 0x02;
 // This end writes into the peer's sinks and answers every SINKCANCEL (section 6.2): a
 // receiver offers a sink only to a peer that says so.
 inline constexpr std::uint8_t hello_flag_sink = 0x04;
+// RAWMODE: this end takes RFC 7306's messages (Atomic Request/Response, Immediate Data),
+// which that RFC (section 1.1) leaves to the ULPs to agree on (section 3).
+inline constexpr std::uint8_t hello_flag_rdmap_ext = 0x08;
 
 struct Hello {
   bool msgmode = false;
   std::uint32_t recv_buffers = 0;      // R
   std::uint32_t recv_buffer_size = 0;  // B
   bool raw = false;
-  bool sink = false;  // hello_flag_sink
+  bool sink = false;       // hello_flag_sink
+  bool rdmap_ext = false;  // hello_flag_rdmap_ext
 };
 
 std::vector<std::uint8_t> emit_hello(const Hello& h);

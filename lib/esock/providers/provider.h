@@ -132,6 +132,9 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual const char* name() const = 0;
+  // esock's own RDMAP engine (lib/ddp) runs the connections, so RFC 7306 and tripwires work
+  // (ksock, dpdk); false where a device does (rdmacm).
+  virtual bool software_rnic() const { return true; }
   // Kernel-TCP providers: takes ownership of tcp_fd (connected, close-on-exec,
   // non-blocking) and starts MPA as the initiator (the Request goes out), moved on in the
   // runtime's rounds (poll_fd, on_ready, setup_state; peer_silent and peer_not_mpa tell a

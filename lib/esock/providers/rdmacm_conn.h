@@ -137,6 +137,7 @@ class RdmacmProvider final : public Provider {
   explicit RdmacmProvider(const Config& c);
   ~RdmacmProvider() override;
   const char* name() const override { return "rdmacm"; }
+  bool software_rnic() const override { return false; }
   bool own_stack() const override { return true; }
   bool kernel_addresses() const override { return true; }
   int start(std::string* why) override;

@@ -8,8 +8,8 @@
 namespace esock::sockets {
 
 namespace {
-constexpr int all_access =
-    ddp::access_local_write | ddp::access_remote_read | ddp::access_remote_write;
+constexpr int all_access = ddp::access_local_write | ddp::access_remote_read |
+                           ddp::access_remote_write | ddp::access_remote_atomic;
 }  // namespace
 
 RawQp::~RawQp() {
@@ -35,12 +35,16 @@ int RawQp::dereg_mr(ddp::stag_t stag) {
                                [&](const Region& r) { return r.stag == stag; });
   if (it == regions_.end()) return EINVAL;
   v_.dereg_mr(stag);
+  if (tw_ != nullptr) tw_->disarm_region(stag);
   regions_.erase(it);
   return 0;
 }
 
 bool RawQp::dereg_all() {
-  for (const Region& r : regions_) v_.dereg_mr(r.stag);
+  for (const Region& r : regions_) {
+    v_.dereg_mr(r.stag);
+    if (tw_ != nullptr) tw_->disarm_region(r.stag);
+  }
   bool held = false;
   for (const Region& r : regions_) held = held || v_.reads_from(r.stag);
   regions_.clear();
@@ -80,8 +84,7 @@ int RawQp::post(RawOp op, std::uint64_t wr_id, std::span<const RawSge> sg, ddp::
   std::vector<ddp::Sge> s;
   s.reserve(sg.size());
   if (const int err = check(sg, sink, s); err != 0) return err;
-  if (error_ != 0) return error_;
-  if (write_shut_ && op != RawOp::recv) return EPIPE;
+  if (const int err = op == RawOp::recv ? error_ : may_send(); err != 0) return err;
   int rc = 0;
   switch (op) {
     case RawOp::send:
@@ -97,9 +100,63 @@ int RawQp::post(RawOp op, std::uint64_t wr_id, std::span<const RawSge> sg, ddp::
       rc = v_.post_read(wr_id, s, rkey, remote_to);
       break;
   }
+  return posted(rc);
+}
+
+int RawQp::may_send() const {
+  if (error_ != 0) return error_;
+  return write_shut_ ? EPIPE : 0;
+}
+
+int RawQp::posted(int rc) const {
   if (rc == ENOMEM) return ENOBUFS;
   if (rc == ENOTCONN) return error_ != 0 ? error_ : EPIPE;
   return rc;
+}
+
+int RawQp::post_imm(std::uint64_t wr_id, std::span<const RawSge> sg, bool write, ddp::stag_t rkey,
+                    std::uint64_t remote_to, std::uint64_t imm, bool solicited) {
+  if (sg.size() > ddp::max_sge) return EINVAL;
+  std::vector<ddp::Sge> s;
+  s.reserve(sg.size());
+  if (const int err = check(sg, false, s); err != 0) return err;
+  if (const int err = may_send(); err != 0) return err;
+  return posted(write ? v_.post_write_imm(wr_id, s, rkey, remote_to, imm, solicited)
+                      : v_.post_send_imm(wr_id, imm, solicited));
+}
+
+int RawQp::post_atomic(std::uint64_t wr_id, const RawSge& result, const ddp::AtomicRequest& req) {
+  if (result.length != 8) return EINVAL;
+  std::vector<ddp::Sge> s;
+  if (const int err = check({&result, 1}, true, s); err != 0) return err;
+  if (const int err = may_send(); err != 0) return err;
+  return posted(v_.post_atomic(wr_id, s[0], req));
+}
+
+int RawQp::tripwire_arm(void* addr, std::size_t len, std::uint64_t cookie, bool persistent,
+                        std::uint32_t* id) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  if (len == 0) return EINVAL;
+  const Region* in = nullptr;
+  for (const Region& r : regions_) {
+    if (a < r.base || len > r.len || a - r.base > r.len - len) continue;
+    in = &r;  // a region holding the whole range; one that may be written wins
+    if (r.access & ddp::access_remote_write) break;
+  }
+  if (in == nullptr) return EFAULT;
+  if (!(in->access & ddp::access_remote_write)) return EACCES;
+  if (tw_ == nullptr && (tw_ = v_.tripwires()) == nullptr) return EOPNOTSUPP;
+  // Tagged Offsets are addresses (verbs.h): the range's TO is its address.
+  *id = tw_->arm(in->stag, a, len, cookie, persistent);
+  return *id == 0 ? ENOMEM : 0;
+}
+
+int RawQp::tripwire_disarm(std::uint32_t id) {
+  return tw_ == nullptr ? EINVAL : tw_->disarm(id);
+}
+
+std::size_t RawQp::tripwire_poll(std::span<ddp::TripwireEvent> out) {
+  return tw_ == nullptr ? 0 : tw_->poll(out);
 }
 
 void RawQp::collect() {

@@ -45,9 +45,23 @@ class RawQp {
   int post(RawOp op, std::uint64_t wr_id, std::span<const RawSge> sg, ddp::stag_t rkey,
            std::uint64_t remote_to);
 
+  // RFC 7306 (esock.h): Immediate Data, alone (sg empty, write false) or behind an RDMA
+  // Write; an atomic with its 8-octet result. 0 or errno, as post().
+  int post_imm(std::uint64_t wr_id, std::span<const RawSge> sg, bool write, ddp::stag_t rkey,
+               std::uint64_t remote_to, std::uint64_t imm, bool solicited);
+  int post_atomic(std::uint64_t wr_id, const RawSge& result, const ddp::AtomicRequest& req);
+
+  // Tripwires (esock.h): [addr, addr+len) must lie in one registered region with remote
+  // write. 0 (and *id) or EFAULT, EACCES, ENOMEM, EOPNOTSUPP (the provider sees no Writes).
+  int tripwire_arm(void* addr, std::size_t len, std::uint64_t cookie, bool persistent,
+                   std::uint32_t* id);
+  int tripwire_disarm(std::uint32_t id);
+  std::size_t tripwire_poll(std::span<ddp::TripwireEvent> out);
+
   // Moves new completions from the provider's queues into the local buffer (after progress).
   void collect();
-  bool pending() const { return !cq_.empty(); }
+  // Completions or tripwire events wait: the socket's descriptor reads as readable.
+  bool pending() const { return !cq_.empty() || (tw_ != nullptr && tw_->pending()); }
   std::size_t take(std::span<ddp::Completion> out);
   // The connection failed (errno); posting fails with it from now on.
   void fail(int err) {
@@ -66,10 +80,13 @@ class RawQp {
   };
   const Region* find(ddp::stag_t stag) const;
   int check(std::span<const RawSge> sg, bool sink, std::vector<ddp::Sge>& out) const;
+  int may_send() const;
+  int posted(int rc) const;
 
   rnic::Verbs& v_;
   std::vector<Region> regions_;
   std::deque<ddp::Completion> cq_;
+  ddp::TripwireSet* tw_ = nullptr;  // the provider's, once a tripwire was armed
   int error_ = 0;
   bool write_shut_ = false;
 };

@@ -116,6 +116,17 @@ class Engine {
                  std::uint64_t remote_to);
   int post_read(std::uint64_t wr_id, std::span<const ddp::Sge> sink, ddp::stag_t rkey,
                 std::uint64_t remote_to);
+  // RFC 7306 (ddp::Qp's post_send_imm, post_write_imm, post_atomic): posted, then transmitted.
+  int posted(int rc) {
+    if (rc == 0) transmit();
+    return rc;
+  }
+  // The connection's tripwires (ddp/tripwire.h): the queue pair feeds them from the first
+  // use on, so a connection that never arms one pays nothing per Write.
+  ddp::TripwireSet& tripwires() {
+    qp_.set_tripwires(&tripwires_);
+    return tripwires_;
+  }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) { return send_cq_.poll(out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) { return recv_cq_.poll(out); }
   ddp::CompletionQueue& send_cq() { return send_cq_; }
@@ -163,6 +174,7 @@ class Engine {
   bool hold_tx_until_rx_ = false;
   std::uint64_t rx_pos_ = 0;
   PlacedFpdus placed_;
+  ddp::TripwireSet tripwires_;
   // Framing buffers, sized once for the largest FPDU (mpa::Framer::scratch_size, max_pieces).
   std::vector<std::uint8_t> tx_scratch_;
   std::vector<mpa::FramePiece> tx_pieces_;

@@ -39,6 +39,23 @@ class EngineVerbs final : public Verbs {
   bool reads_old(ddp::stag_t stag, std::uint64_t held) const override {
     return e_.qp().reads_from(stag, held);
   }
+  bool set_rdmap_ext(bool on) override {
+    e_.qp().set_rdmap_ext(on);
+    return true;
+  }
+  bool rdmap_ext() const override { return e_.qp().rdmap_ext(); }
+  int post_send_imm(std::uint64_t wr_id, std::uint64_t imm, bool solicited) override {
+    return e_.posted(e_.qp().post_send_imm(wr_id, imm, solicited));
+  }
+  int post_write_imm(std::uint64_t wr_id, std::span<const ddp::Sge> sg, ddp::stag_t rkey,
+                     std::uint64_t remote_to, std::uint64_t imm, bool solicited) override {
+    return e_.posted(e_.qp().post_write_imm(wr_id, sg, rkey, remote_to, imm, solicited));
+  }
+  int post_atomic(std::uint64_t wr_id, const ddp::Sge& result,
+                  const ddp::AtomicRequest& req) override {
+    return e_.posted(e_.qp().post_atomic(wr_id, result, req));
+  }
+  ddp::TripwireSet* tripwires() override { return &e_.tripwires(); }
   std::size_t poll_send_cq(std::span<ddp::Completion> out) override { return e_.poll_send_cq(out); }
   std::size_t poll_recv_cq(std::span<ddp::Completion> out) override { return e_.poll_recv_cq(out); }
 

@@ -44,6 +44,24 @@ class Verbs {
   // After move_mr: whether the transport may still read the region's old memory (octets
   // sent from it by reference, not yet released).
   virtual bool reads_old(ddp::stag_t, std::uint64_t /*held*/) const { return false; }
+  // RFC 7306 (ddp/qp.h has the semantics). A provider whose device cannot do them (an
+  // RNIC, siw) keeps these defaults: set_rdmap_ext answers false (the Hello never offers
+  // them) and posting fails with EOPNOTSUPP.
+  virtual bool set_rdmap_ext(bool /*on*/) { return false; }
+  virtual bool rdmap_ext() const { return false; }
+  virtual int post_send_imm(std::uint64_t, std::uint64_t /*imm*/, bool /*solicited*/) {
+    return EOPNOTSUPP;
+  }
+  virtual int post_write_imm(std::uint64_t, std::span<const ddp::Sge>, ddp::stag_t, std::uint64_t,
+                             std::uint64_t /*imm*/, bool /*solicited*/) {
+    return EOPNOTSUPP;
+  }
+  virtual int post_atomic(std::uint64_t, const ddp::Sge& /*result*/, const ddp::AtomicRequest&) {
+    return EOPNOTSUPP;
+  }
+  // The connection's tripwires, or nullptr where this process never sees the peer's Writes
+  // land (a device places them).
+  virtual ddp::TripwireSet* tripwires() { return nullptr; }
   virtual std::size_t poll_send_cq(std::span<ddp::Completion> out) = 0;
   virtual std::size_t poll_recv_cq(std::span<ddp::Completion> out) = 0;
 };

@@ -55,8 +55,53 @@ int esock_post_read(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge, ui
                                   remote_addr);
 }
 
-int esock_poll_cq(int fd, esock_wc* wc, int max) {
-  return esock::sockets::ext_poll_cq(fd, wc, max);
+// esock_poll_cq has two versions (libesock.map): 0.2's entries carry imm_data, 0.1's do not,
+// and a program built against 0.1 keeps writing arrays of the smaller entry.
+int esock_poll_cq_v01(int fd, void* wc, int max) {
+  return esock::sockets::ext_poll_cq(fd, wc, max, true);
+}
+int esock_poll_cq_v02(int fd, esock_wc* wc, int max) {
+  return esock::sockets::ext_poll_cq(fd, wc, max, false);
+}
+__asm__(".symver esock_poll_cq_v01, esock_poll_cq@ESOCK_0.1");
+__asm__(".symver esock_poll_cq_v02, esock_poll_cq@@ESOCK_0.2");
+
+int esock_post_send_imm(int fd, uint64_t wr_id, uint64_t imm, int flags) {
+  return esock::sockets::ext_post_imm(fd, wr_id, nullptr, 0, false, 0, 0, imm, flags);
+}
+
+int esock_post_write_imm(int fd, uint64_t wr_id, const esock_sge* sg, int num_sge, uint32_t rkey,
+                         uint64_t remote_addr, uint64_t imm, int flags) {
+  return esock::sockets::ext_post_imm(fd, wr_id, sg, num_sge, true, rkey, remote_addr, imm, flags);
+}
+
+int esock_post_atomic_fetch_add(int fd, uint64_t wr_id, const esock_sge* result, uint32_t rkey,
+                                uint64_t remote_addr, uint64_t add, uint64_t field_mask) {
+  return esock::sockets::ext_post_atomic(fd, wr_id, result, rkey, remote_addr,
+                                         {false, add, field_mask, 0, 0});
+}
+
+int esock_post_atomic_cmp_swap(int fd, uint64_t wr_id, const esock_sge* result, uint32_t rkey,
+                               uint64_t remote_addr, uint64_t compare, uint64_t compare_mask,
+                               uint64_t swap, uint64_t swap_mask) {
+  return esock::sockets::ext_post_atomic(fd, wr_id, result, rkey, remote_addr,
+                                         {true, swap, swap_mask, compare, compare_mask});
+}
+
+int esock_tripwire_arm(int fd, void* addr, size_t len, uint64_t cookie, int flags) {
+  return esock::sockets::ext_tripwire_arm(fd, addr, len, cookie, flags);
+}
+
+int esock_tripwire_disarm(int fd, int id) {
+  return esock::sockets::ext_tripwire_disarm(fd, id);
+}
+
+int esock_tripwire_poll(int fd, esock_tripwire_event* ev, int max) {
+  return esock::sockets::ext_tripwire_poll(fd, ev, max);
+}
+
+int esock_tripwire_fd(int fd) {
+  return esock::sockets::ext_comp_fd(fd);
 }
 
 int esock_comp_fd(int fd) {

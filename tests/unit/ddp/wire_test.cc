@@ -149,8 +149,16 @@ TEST(DdpWire, MalformedHeaders) {
     b[1] = static_cast<std::uint8_t>((b[1] & 0x3f) | (rv << 6));
     EXPECT_EQ(parse(b, h), WireError::bad_rdmap_version);
   }
-  // Opcodes 8..15 are not RDMAP opcodes.
-  for (std::uint8_t op = 8; op < 16; ++op) {
+  // Opcodes 8..11 are RFC 7306's, untagged (its section 4.1); 12..15 are not assigned.
+  for (std::uint8_t op = 8; op < 12; ++op) {
+    Bytes b = u;
+    b[1] = static_cast<std::uint8_t>(0x40 | op);
+    EXPECT_EQ(parse(b, h), WireError::ok);
+    EXPECT_EQ(static_cast<std::uint8_t>(h.opcode), op);
+    b[0] |= 0x80;
+    EXPECT_EQ(parse(b, h), WireError::opcode);
+  }
+  for (std::uint8_t op = 12; op < 16; ++op) {
     Bytes b = u;
     b[1] = static_cast<std::uint8_t>(0x40 | op);
     EXPECT_EQ(parse(b, h), WireError::opcode);

@@ -20,6 +20,20 @@ TEST(EstpWire, HelloGoldenOctetsAndRoundTrip) {
   EXPECT_EQ(h->recv_buffer_size, 65536u);
 }
 
+TEST(EstpWire, TheRdmapExtensionsFlagIsBitThree) {
+  Hello raw{false, 4, 256, true};
+  raw.rdmap_ext = true;
+  const auto v = emit_hello(raw);
+  EXPECT_EQ(v[5], hello_flag_raw | hello_flag_rdmap_ext);
+  EXPECT_EQ(v[5], 0x0a);
+  const auto h = parse_hello(v);
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->rdmap_ext);
+  EXPECT_TRUE(h->raw);
+  raw.rdmap_ext = false;
+  EXPECT_FALSE(parse_hello(emit_hello(raw))->rdmap_ext);
+}
+
 TEST(EstpWire, HelloRejections) {
   auto ok = emit_hello(Hello{false, 4, 256});
   EXPECT_TRUE(parse_hello(ok));
