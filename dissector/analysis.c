@@ -3,7 +3,8 @@
  *   untagged messages by QN/MSN/MO (RFC 5041 section 5.3), tagged placements by STag and
  *   TO against advertised regions, RDMA Read Request/Response pairing (RFC 5040 section
  *   4.4 and 5.2) with the response time, the P2P RTR (RFC 6581), and Terminate causes
- *   (RFC 5040 section 7, RFC 5041 section 7.2, RFC 5044 section 8, RFC 6581).
+ *   (RFC 5040 section 7, RFC 5041 section 7.2, RFC 5044 section 8, RFC 6581); the
+ *   RFC 7306 messages (Atomics, Immediate Data) are decoded and paired in rfc7306.c.
  * Results are computed on the first pass and kept per FPDU, so later passes show the same.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -23,6 +24,7 @@ typedef struct result {
   gboolean is_read_request, unsolicited, rtr;
   gboolean term;
   guint8 layer, etype, ecode;
+  esock_rfc7306_t rfc7306;
 } result_t;
 
 static wmem_map_t* results; /* (frame << 32 | stream position) -> result_t */
@@ -66,7 +68,7 @@ static const char* term_cause(guint8 layer, guint8 type, guint8 code) {
           return "RDMAP Remote Operation Error: invalid RDMAP version";
         case 0x06:
           return "RDMAP Remote Operation Error: unexpected OpCode";
-        case 0x07:
+        case 0x07: /* also RFC 7306 section 8.2's answer to a misaligned Atomic Request */
           return "RDMAP Remote Operation Error: catastrophic error, localized to RDMAP Stream";
         case 0x08:
           return "RDMAP Remote Operation Error: catastrophic error, global";
@@ -197,7 +199,7 @@ static void analyse(tvbuff_t* u, packet_info* pinfo, esock_conv_t* c, int dir, r
   r->qn = tvb_get_ntohl(u, 6);
   r->msn = tvb_get_ntohl(u, 10);
   r->mo = tvb_get_ntohl(u, 14);
-  if (r->qn <= 2) {
+  if (r->qn < ESOCK_QUEUES) {
     guint32 q = r->qn, payload = ulen - 18;
     if (!f->in_msg[q]) {
       /* A new message: MSN one more than the last (the first is 1, RFC 5041 5.1). */
@@ -233,7 +235,8 @@ static void analyse(tvbuff_t* u, packet_info* pinfo, esock_conv_t* c, int dir, r
       r->msg_first_frame = f->msg_first_frame[q];
     }
   }
-  if (op == 1 && tvb_captured_length(u) >= 18 + 28) { /* RDMA Read Request, RFC 5040 4.4 */
+  esock_rfc7306_analyse(u, pinfo, c, dir, &r->rfc7306); /* opcodes 8-11 */
+  if (op == 1 && tvb_captured_length(u) >= 18 + 28) {   /* RDMA Read Request, RFC 5040 4.4 */
     esock_read_t* rd = wmem_new0(wmem_file_scope(), esock_read_t);
     rd->sink_stag = tvb_get_ntohl(u, 18);
     rd->sink_to = tvb_get_ntoh64(u, 22);
@@ -255,6 +258,7 @@ static void analyse(tvbuff_t* u, packet_info* pinfo, esock_conv_t* c, int dir, r
     r->layer = t0 >> 4;
     r->etype = t0 & 0x0f;
     r->ecode = tvb_get_guint8(u, 19);
+    esock_rfc7306_terminate(u, pinfo, c, dir, &r->rfc7306);
   }
 }
 
@@ -341,6 +345,7 @@ void esock_analyse_ulpdu(tvbuff_t* u, packet_info* pinfo, proto_tree* tree, esoc
     GEN(ti);
     expert_add_info_format(pinfo, ti, &ei_term, "Terminate: %s", cause);
   }
+  esock_rfc7306_dissect(u, pinfo, tree, t, &r->rfc7306);
 #undef GEN
 }
 

@@ -60,14 +60,33 @@ typedef struct fpdu_shape {
 } fpdu_shape_t;
 
 /* RFC 5041 section 4 / RFC 5040 section 4: DDP version 1, RDMAP version 1, reserved bits
- * zero, an opcode that fits the buffer model, and a header that fits the ULPDU. */
+ * zero, an opcode that fits the buffer model, and a header that fits the ULPDU. RFC 7306
+ * section 4.1 adds untagged opcodes 8-11, each on its own queue, so that a capture cut
+ * mid-stream still finds FPDUs of them; 12-15 stay unassigned. */
 static gboolean ddp_plausible(const guint8* u, guint32 ulen) {
   guint8 op;
   if (ulen < 14 || (u[0] & 0x3f) != 0x01 || (u[1] & 0xf0) != 0x40) return FALSE;
   op = u[1] & 0x0f;
   if (u[0] & 0x80) return op == 0 || op == 2;
-  return ulen >= 18 && op >= 1 && op <= 7 && op != 2 && u[6] == 0 && u[7] == 0 && u[8] == 0 &&
-         u[9] <= 2;
+  if (ulen < 18 || u[6] != 0 || u[7] != 0 || u[8] != 0) return FALSE;
+  switch (op) {
+    case 1:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+      return u[9] <= 2;
+    case 8: /* Immediate Data (with SE): the Send queue, RFC 7306 section 6.2 */
+    case 9:
+      return u[9] == 0;
+    case 10: /* Atomic Request: the Read Request queue, section 5.2.1 */
+      return u[9] == 1;
+    case 11: /* Atomic Response: QN 3, section 5.2.2 */
+      return u[9] == 3;
+    default:
+      return FALSE;
+  }
 }
 
 /* Lays out the FPDU at `offset` (stream position pos). FALSE if it is not all there. */
@@ -231,7 +250,10 @@ static void dissect_one(tvbuff_t* tvb, int offset, packet_info* pinfo, proto_tre
     ulpdu = tvb_new_subset_length(tvb, offset + (int)s->lead + 2, (gint)s->ulen);
   }
   esock_analyse_ulpdu(ulpdu, pinfo, t, c, dir, pos);
-  if (ddp_rdmap_handle && s->ulen > 0) call_dissector(ddp_rdmap_handle, ulpdu, pinfo, t);
+  if (ddp_rdmap_handle && s->ulen > 0) {
+    call_dissector(ddp_rdmap_handle, ulpdu, pinfo, t);
+    esock_rfc7306_info(ulpdu, pinfo); /* after it: iwarp_ddp_rdmap rewrites the Info column */
+  }
 }
 
 int esock_dissect_fpdus(tvbuff_t* tvb, int offset, packet_info* pinfo, proto_tree* tree,

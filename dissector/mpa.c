@@ -31,6 +31,7 @@ esock_conv_t* esock_conv_get(packet_info* pinfo, gboolean create) {
   for (int i = 0; i < 2; i++) {
     c->reads[i] = wmem_list_new(wmem_file_scope());
     c->regions[i] = wmem_list_new(wmem_file_scope());
+    c->atomics[i] = wmem_list_new(wmem_file_scope());
   }
   conversation_add_proto_data(conv, proto_esock_mpa, c);
   /* From now on TCP hands this connection straight to us, ahead of any heuristic
@@ -168,6 +169,7 @@ static void proto_register_esock_mpa(void) {
   esock_frame_register(proto_esock_mpa);
   esock_fpdu_register(proto_esock_mpa);
   esock_analysis_register(proto_esock_mpa);
+  esock_rfc7306_register(proto_esock_mpa);
   esock_stream_register();
   esock_mpa_handle = register_dissector("esock_mpa", dissect_esock_mpa, proto_esock_mpa);
 }

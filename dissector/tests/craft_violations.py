@@ -21,9 +21,23 @@
 #   6 FPDU 1 [0, 1400)   7 FPDU 1 [1400, end) + FPDU 2 [0, 6)   8 FPDU 2 [6, end) + FPDU 3
 # (kernel TCP cuts segments like this; Wireshark 4.0's own iwarp_mpa drops such a tail and
 # then loses FPDU alignment, see tests/integration/mpa_capture_oracle.py).
+# With "rfc7306" it writes RFC 7306 messages (Atomic Requests on QN 1, Responses on QN 3,
+# Immediate Data on QN 0):
+#   6 FetchAdd id 0x11, STag 0x4000 TO 0x1000, add 5   7 its Response, 250 us later
+#   8 CmpSwap id 0x12 TO 0x1008 (swap 0xaaaa, compare 0x5555, masks all ones)   9 its Response
+#  10 Immediate Data 0x1122334455667788   11 Immediate Data with SE 0x8877665544332211
+#  12 FetchAdd id 0x13 at TO 0x1004: not 8-octet aligned (RFC 7306 section 5.2.1)
+#  13 Terminate: RDMAP Remote Operation Error 0x07 (section 8.2), carrying frame 12's DDP header
+# "rfc7306-midstream" writes the same from frame 6 on (no handshake, no MPA frames); and
+# "rfc7306-errors" what the dissector must flag:
+#   6 Atomic Request with reserved operation 5   7 Response with the wrong request id
+#   8 Response with no request outstanding   9 Immediate Data of 4 octets
+#  10 Atomic Request 4 octets too long   11 Atomic Response of 4 octets (answers 10)
+#  12 Immediate Data with SE on QN 2
 # A third argument moves the server to that TCP port (27017: one Wireshark gives to tls, which
 # would take the connection from a heuristic dissector that does not claim it at the Request).
-# Usage: craft_violations.py OUT.pcap [estp|short-tail] [SERVER_PORT]
+# Usage: craft_violations.py OUT.pcap [estp|short-tail|rfc7306|rfc7306-midstream|rfc7306-errors]
+#        [SERVER_PORT]
 import struct
 import sys
 
@@ -86,6 +100,38 @@ if len(sys.argv) > 2 and sys.argv[2] == "estp":
     packet(S, C, fpdu(untagged(3, 0, 2, 0, estp(2, 2, 0))))
     packet(C, S, fpdu(untagged(3, 0, 4, 0, estp(8, 0, 0))))
     packet(S, C, fpdu(untagged(3, 0, 3, 0, estp(1, 0, 99, b"abc"))))
+elif len(sys.argv) > 2 and sys.argv[2] in ("rfc7306", "rfc7306-midstream", "rfc7306-errors"):
+    # RFC 7306: Atomic Request (untagged QN 1, section 5.2.1), Atomic Response (QN 3, its own
+    # MSN sequence, section 5.2.2), Immediate Data (QN 0, 8 octets, section 6.2).
+    def atomic_req(msn, op, req_id, stag, to, data, mask=0, cmp=0, cmp_mask=0, extra=b""):
+        return untagged(10, 1, msn, 0, struct.pack(">IIIQQQQQ", op, req_id, stag, to, data, mask,
+                                                   cmp, cmp_mask) + extra)
+    def atomic_resp(msn, req_id, value):
+        return untagged(11, 3, msn, 0, struct.pack(">IQ", req_id, value))
+    packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
+    packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
+    if sys.argv[2] == "rfc7306-errors":
+        packet(C, S, fpdu(atomic_req(1, 5, 0x21, 0x4000, 0x1000, 1)))
+        packet(S, C, fpdu(atomic_resp(1, 0x22, 7)))
+        packet(S, C, fpdu(atomic_resp(2, 0x23, 8)))
+        packet(C, S, fpdu(untagged(8, 0, 1, 0, bytes(4))))
+        packet(C, S, fpdu(atomic_req(2, 0, 0x24, 0x4000, 0x1010, 1, extra=bytes(4))))
+        packet(S, C, fpdu(untagged(11, 3, 3, 0, struct.pack(">I", 0x24))))
+        packet(C, S, fpdu(untagged(9, 2, 1, 0, bytes(8))))
+    else:
+        packet(C, S, fpdu(atomic_req(1, 0, 0x11, 0x4000, 0x1000, 5)))
+        packet(S, C, fpdu(atomic_resp(1, 0x11, 0x0123456789ABCDEF)), advance_us=250)
+        packet(C, S, fpdu(atomic_req(2, 2, 0x12, 0x4000, 0x1008, 0xAAAA, 0xFFFFFFFFFFFFFFFF,
+                                     0x5555, 0xFFFFFFFFFFFFFFFF)))
+        packet(S, C, fpdu(atomic_resp(2, 0x12, 0x5555)))
+        packet(C, S, fpdu(untagged(8, 0, 1, 0, struct.pack(">Q", 0x1122334455667788))))
+        packet(C, S, fpdu(untagged(9, 0, 2, 0, struct.pack(">Q", 0x8877665544332211))))
+        bad = atomic_req(3, 0, 0x13, 0x4000, 0x1004, 1)
+        packet(C, S, fpdu(bad))
+        # Section 8.2: misaligned target -> Terminate, RDMAP Remote Operation Error (type 2),
+        # code 0x07; Hdrct D: the DDP Segment Length and the terminated DDP header follow.
+        packet(S, C, fpdu(untagged(7, 2, 1, 0, bytes([0x02, 0x07, 0x40, 0x00]) +
+                                   struct.pack(">H", len(bad)) + bad[:18])))
 elif len(sys.argv) > 2 and sys.argv[2] == "short-tail":
     packet(C, S, mpa_frame(b"MPA ID Req Frame", 0x40 | 0x10, 4, 4))
     packet(S, C, mpa_frame(b"MPA ID Rep Frame", 0x40 | 0x10, 4, 4))
@@ -107,6 +153,9 @@ else:
     packet(C, S, fpdu(untagged(1, 1, 2, 0, struct.pack(">IQIIQ", 0x1100, 0, 16, 0x3100, 0))))
     packet(S, C, fpdu(tagged(2, 0x1100, 0, bytes(32))))
     packet(S, C, fpdu(untagged(7, 2, 1, 0, bytes([0x12, 0x03, 0x00, 0x00]))))
+
+if len(sys.argv) > 2 and sys.argv[2] == "rfc7306-midstream":
+    del frames[:5]  # no handshake, no MPA frames: found again from the first Atomic FPDUs
 
 with open(sys.argv[1], "wb") as out:
     out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))

@@ -23,6 +23,9 @@ python3 "$here/craft_violations.py" "$work/caps/violations.pcap" >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/estp.pcap" estp >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/short-tail.pcap" short-tail >/dev/null
 python3 "$here/craft_violations.py" "$work/caps/tls-port.pcap" short-tail 27017 >/dev/null
+for m in rfc7306 rfc7306-errors rfc7306-midstream; do
+  python3 "$here/craft_violations.py" "$work/caps/$m.pcap" $m >/dev/null
+done
 chmod a+r "$work"/caps/*.pcap
 
 ts() {
@@ -229,6 +232,68 @@ c=short-tail.pcap
 check "short-tail: all three FPDUs decoded with good CRCs, MSN 1 2 3" \
   "$(f $c esock_mpa.fpdu esock_mpa.crc.status iwarp_ddp.msn | tr '\n' ' ')" "1 1 1 1 2 3 "
 check "short-tail: nothing malformed or in error" "$(count $c '_ws.malformed || _ws.expert.severity >= error')" 0
+
+# --- RFC 7306 Atomics and Immediate Data (synthetic, craft_violations.py) -----------------
+c=rfc7306.pcap
+check "rfc7306: RDMAP opcodes in order" "$(f $c esock_mpa.fpdu iwarp_rdma.opcode | tr '\n' ' ')" \
+  "0x0a 0x0b 0x0a 0x0b 0x08 0x09 0x0a 0x07 "
+check_crc "rfc7306" $c
+check "rfc7306: Atomic Requests on QN 1 (MSN 1-3), Responses on QN 3 (MSN 1 2)" \
+  "$(f $c 'iwarp_rdma.opcode == 0x0a || iwarp_rdma.opcode == 0x0b' esock_mpa.analysis.qn esock_mpa.analysis.msn | tr '\n' ' ')" \
+  "1 1 3 1 1 2 3 2 1 3 "
+check "rfc7306: Immediate Data values, SE only on opcode 9" \
+  "$(f $c esock_mpa.rfc7306.immediate_data esock_mpa.rfc7306.immediate_data esock_mpa.rfc7306.solicited esock_mpa.analysis.qn | tr '\n' ' ')" \
+  "0x1122334455667788 0 0 0x8877665544332211 1 0 "
+check "rfc7306: Info column names Immediate Data (iwarp_ddp_rdmap says Unknown)" \
+  "$(f $c 'iwarp_rdma.opcode == 8 || iwarp_rdma.opcode == 9' _ws.col.Info | grep -c 'Immediate Data')" 2
+check "rfc7306: Atomic Requests: operation, request id, STag, TO" \
+  "$(f $c esock_mpa.rfc7306.atomic.op esock_mpa.rfc7306.atomic.op esock_mpa.rfc7306.atomic.request_id esock_mpa.rfc7306.atomic.stag esock_mpa.rfc7306.atomic.to | tr '\n' ' ')" \
+  "0 0x00000011 0x00004000 0x0000000000001000 2 0x00000012 0x00004000 0x0000000000001008 0 0x00000013 0x00004000 0x0000000000001004 "
+check "rfc7306: CmpSwap data, masks, compare" \
+  "$(f $c 'esock_mpa.rfc7306.atomic.op == "CmpSwap"' esock_mpa.rfc7306.atomic.data esock_mpa.rfc7306.atomic.mask esock_mpa.rfc7306.atomic.compare_data esock_mpa.rfc7306.atomic.compare_mask | tr '\n' ' ')" \
+  "0x000000000000aaaa 0xffffffffffffffff 0x0000000000005555 0xffffffffffffffff "
+check "rfc7306: Atomic Responses: request id and original value, labelled as such" \
+  "$(f $c esock_mpa.rfc7306.response.request_id esock_mpa.rfc7306.response.request_id esock_mpa.rfc7306.response.value | tr '\n' ' ')$(ts -r "$work/caps/$c" -Y 'frame.number == 7' -O esock_mpa | grep -c 'Original Remote Data Value: 0x0123456789abcdef')" \
+  "0x00000011 0x0123456789abcdef 0x00000012 0x0000000000005555 1"
+check "rfc7306: Responses 7 and 9 pair with Requests 6 and 8, 250 and 100 us" \
+  "$(f $c esock_mpa.analysis.atomic.request_in frame.number esock_mpa.analysis.atomic.request_in esock_mpa.analysis.atomic.time | tr '\n' ' ')" \
+  "7 6 0.000250000 9 8 0.000100000 "
+check "rfc7306: Requests know their responses, the misaligned one its Terminate (2 passes)" \
+  "$(f2 $c 'iwarp_rdma.opcode == 0x0a' esock_mpa.analysis.atomic.response_in esock_mpa.analysis.atomic.terminate_in | tr '\n' ' ')" "7 9 13 "
+check "rfc7306: misaligned target (TO 0x1004) flagged on frame 12 only" \
+  "$(f $c esock_mpa.rfc7306.misaligned frame.number)" 12
+check "rfc7306: Terminate 0x0207 decoded and linked to the Atomic Request it refused" \
+  "$(f $c esock_mpa.analysis.terminate frame.number esock_mpa.analysis.terminate.layer esock_mpa.analysis.terminate.type esock_mpa.analysis.terminate.code esock_mpa.analysis.terminate.cause esock_mpa.analysis.terminate.atomic_in | tr '\n' '|')" \
+  "13|0|2|0x07|RDMAP Remote Operation Error: catastrophic error, localized to RDMAP Stream|12|"
+check "rfc7306: no esock warning but the misaligned request and the Terminate" \
+  "$(count $c '_ws.expert.severity >= warning && esock_mpa && !esock_mpa.rfc7306.misaligned && !esock_mpa.analysis.terminate')" 0
+check "rfc7306: nothing malformed" "$(count $c _ws.malformed)" 0
+
+c=rfc7306-errors.pcap
+check "rfc7306 errors: reserved Atomic Operation 5 on frame 6" "$(f $c esock_mpa.rfc7306.bad_atomic_op frame.number esock_mpa.rfc7306.atomic.op | tr '\n' ' ')" "6 5 "
+check "rfc7306 errors: Response 7 answers Request 6 with the wrong request id" \
+  "$(f $c esock_mpa.analysis.atomic.id_mismatch frame.number esock_mpa.analysis.atomic.request_in | tr '\n' ' ')" "7 6 "
+check "rfc7306 errors: Response 8 has no outstanding request" \
+  "$(f $c esock_mpa.analysis.atomic.unsolicited frame.number)" 8
+check "rfc7306 errors: wrong lengths (Immediate Data 4, Atomic Request 56, Atomic Response 4 octets)" \
+  "$(f $c esock_mpa.rfc7306.bad_length frame.number | tr '\n' ' ')" "9 10 11 "
+check "rfc7306 errors: the short Response still pairs with Request 10" \
+  "$(f $c 'frame.number == 11' esock_mpa.rfc7306.response.request_id esock_mpa.analysis.atomic.request_in | tr '\n' ' ')" "0x00000024 10 "
+check "rfc7306 errors: Immediate Data with SE on QN 2 (frame 12)" "$(f $c esock_mpa.rfc7306.bad_qn frame.number)" 12
+# iwarp_ddp_rdmap reads an 8-octet value the short Response lacks; esock_mpa reads only what is there.
+check "rfc7306 errors: malformed only where iwarp_ddp_rdmap reads past the short Response" \
+  "$(f $c _ws.malformed frame.number)" 11
+
+c=rfc7306-midstream.pcap
+check "rfc7306 midstream: no MPA frame in the capture" "$(occ $c esock_mpa.frame)" 0
+check "rfc7306 midstream: found again on the first FPDU each way (Atomic Request 1, Response 2)" \
+  "$(f $c esock_mpa.resync frame.number | tr '\n' ' ')" "1 2 "
+check "rfc7306 midstream: all 8 FPDUs decoded" "$(occ $c esock_mpa.fpdu)" 8
+check_crc "rfc7306 midstream" $c
+check "rfc7306 midstream: Responses pair with their Requests" \
+  "$(f $c esock_mpa.analysis.atomic.request_in esock_mpa.analysis.atomic.request_in | tr '\n' ' ')" "1 3 "
+check "rfc7306 midstream: misaligned target flagged" "$(f $c esock_mpa.rfc7306.misaligned frame.number)" 7
+check "rfc7306 midstream: nothing malformed" "$(count $c _ws.malformed)" 0
 
 # --- the same connection on port 27017, which Wireshark gives to tls ----------------------
 # Wireshark tries a port's dissector before any heuristic; esock_mpa claims the conversation
