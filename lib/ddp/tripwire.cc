@@ -63,7 +63,7 @@ void TripwireSet::on_write_segment(stag_t stag, std::uint64_t to, std::uint64_t 
     }
   }
   if (!last) return;
-  // The Write message is delivered: what it hit fires, in arming order within the message.
+  // The Write message is delivered: what it hit fires, in the order its octets reached them.
   for (std::uint32_t id : staged_) {
     Arm* a = find(id);
     if (a == nullptr) continue;
