@@ -6,6 +6,9 @@
 #   * esock_ttcp -r / -t (streaming, the receiver verifies every octet);
 #   * esock_rdma_pingpong (RAWMODE, RDMA Write + Send through the extension API; both print
 #     the negotiated MPA parameters);
+#   * esock_tripwire_ring (RAWMODE, a ring over RDMA Write whose consumer sleeps in epoll on a
+#     tripwire), in its three modes, and with loss, reordering and duplication injected on
+#     both sides (ESOCK_DPDK_FAULTS): each message is checked when its tripwire fires;
 #   * ddp_pair_plain (tests/integration/esock, built without esock) under `esockrun -p dpdk`, in DDPMODE through the preload,
 #     each side printing the peer address its connection runs between (the DPDK addresses);
 #   * a ddp_echo run with ESOCK_DPDK_PCAP on the server, decoded by tshark's own iWARP
@@ -14,9 +17,9 @@
 #     malformed.
 # The server prints "port N" first (read through a FIFO: no sleeps). Exit 77 (skip) without
 # a writable DPDK runtime directory; the tshark part is skipped (not the test) without tshark.
-#   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN DDP_PAIR_PLAIN OUT_DIR
+#   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN DDP_PAIR_PLAIN OUT_DIR RING
 set -u
-ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7
+ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7 RING=$8
 S_IP=10.99.0.1
 C_IP=10.99.0.2
 skip() { echo "SKIP: $*"; exit 77; }
@@ -140,6 +143,20 @@ for side in client server; do
 	grep -qE "^MPA v[12], CRC (on|off), markers" "$OUT/rdma_pingpong.$side.log" ||
 		{ echo "FAIL rdma_pingpong: the $side did not print the MPA parameters"; FAILED=1; }
 done
+
+for mode in tripwire send poll; do
+	run "tripwire_ring_$mode" "^ok: 2000 messages of 64 octets verified, $mode, round trip" \
+		"^ok: 2000 messages of 64 octets verified, $mode, one-way" \
+		"${SENV[@]}" -- "$RING" -p 0 -n 2000 -m $mode -- "${CENV[@]}" -- \
+		"$RING" $S_IP @PORT@ -n 2000 -m $mode
+done
+# Under loss and reordering the ring's Writes are placed ahead of holes: a tripwire that
+# fired before its Write was all in place (or out of order) would show as a wrong slot.
+FAULTS="ESOCK_DPDK_FAULTS=loss=0.02,reorder=0.02,duplicate=0.01,seed=11"
+run tripwire_ring_under_faults "^ok: 20000 messages of 4096 octets sent, tripwire, window 32" \
+	"^ok: 20000 messages of 4096 octets verified, tripwire, one-way" \
+	"${SENV[@]}" "$FAULTS" -- "$RING" -p 0 -n 20000 -s 4096 -w 32 -- "${CENV[@]}" "$FAULTS" -- \
+	"$RING" $S_IP @PORT@ -n 20000 -s 4096 -w 32
 
 # The unmodified program: alone, its setsockopt(SOL_ESOCK) must fail (the kernel has no such
 # level), so DDPMODE below really comes from the preload.
