@@ -295,6 +295,36 @@ check "rfc7306 midstream: Responses pair with their Requests" \
 check "rfc7306 midstream: misaligned target flagged" "$(f $c esock_mpa.rfc7306.misaligned frame.number)" 7
 check "rfc7306 midstream: nothing malformed" "$(count $c _ws.malformed)" 0
 
+# --- RFC 7306 as esock sends it (make_rfc7306_capture.sh: examples/sockets/atomic_counter
+# over the dpdk provider, 200 FetchAdds, 20 CmpSwap lock rounds, Write with Immediate Data
+# with SE, a misaligned FetchAdd refused by a Terminate) -----------------------------------
+c=esock-rfc7306.pcap
+if [ -f "$work/caps/$c" ]; then
+  check "esock 7306: Atomic Requests" "$(count $c 'iwarp_rdma.opcode == 0x0a')" 261
+  check "esock 7306: Atomic Responses" "$(count $c 'iwarp_rdma.opcode == 0x0b')" 260
+  check "esock 7306: FetchAdd / CmpSwap requests" \
+    "$(f $c esock_mpa.rfc7306.atomic.op esock_mpa.rfc7306.atomic.op | sort | uniq -c | tr -s ' ' | tr '\n' '|')" \
+    " 221 0| 40 2|"
+  check "esock 7306: every response paired with its request" \
+    "$(f $c esock_mpa.analysis.atomic.request_in frame.number | wc -l)" 260
+  check "esock 7306: every answered request knows its response (two passes)" \
+    "$(f2 $c esock_mpa.analysis.atomic.response_in frame.number | wc -l)" 260
+  check "esock 7306: Immediate Data with SE carries the total (20200)" \
+    "$(f $c esock_mpa.rfc7306.immediate_data esock_mpa.rfc7306.immediate_data esock_mpa.rfc7306.solicited | tr '\n' ' ')" \
+    "0x0000000000004ee8 1 "
+  check "esock 7306: one misaligned target warned" "$(count $c esock_mpa.rfc7306.misaligned)" 1
+  check "esock 7306: its Terminate is RDMAP Remote Operation 0x07, tied to the request" \
+    "$(f $c esock_mpa.analysis.terminate.code esock_mpa.analysis.terminate.layer esock_mpa.analysis.terminate.type esock_mpa.analysis.terminate.code | tr '\n' ' ')" \
+    "0 2 0x07 "
+  checkge "esock 7306: the Terminate names the request" \
+    "$(f $c esock_mpa.analysis.terminate.atomic_in esock_mpa.analysis.terminate.atomic_in)" 1
+  check_crc "esock 7306" $c
+  check "esock 7306: nothing malformed" "$(count $c _ws.malformed)" 0
+else
+  echo "FAIL  esock 7306: no $c"
+  fail=1
+fi
+
 # --- the same connection on port 27017, which Wireshark gives to tls ----------------------
 # Wireshark tries a port's dissector before any heuristic; esock_mpa claims the conversation
 # at the MPA Request, so it keeps the connection without tcp.try_heuristic_first.
