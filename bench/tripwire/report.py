@@ -110,6 +110,7 @@ def plots(cells, out_dir):
             ax.set_xticks([j + width for j in range(len(sizes))])
             ax.set_xticklabels([f"{s} B" for s in sizes])
             ax.set_title(f"{prov}: window {window}")
+            ax.set_yscale("log")  # busy-polling is orders of magnitude apart on dpdk
             ax.set_ylabel(ylabel)
             ax.legend(fontsize="small")
         fig.tight_layout()

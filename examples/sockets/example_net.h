@@ -76,6 +76,17 @@ static inline int ex_connect(const char* host, const char* port, int mode) {
 }
 
 /* Prints what MPA negotiated for a connected DDPMODE/RAWMODE socket (extension API). */
+/* One connection in `mode`: with no host, the server's side (listens on port, prints
+ * "port N", accepts one connection), else the client's, to host and port. -1 on failure. */
+static inline int ex_one_connection(const char* host, const char* port_text, int port, int mode) {
+  if (host != NULL) return ex_connect(host, port_text, mode);
+  const int l = ex_listen(port, mode);
+  if (l < 0) return -1;
+  const int fd = accept(l, NULL, NULL);
+  close(l);
+  return fd;
+}
+
 static inline int ex_print_mpa(FILE* out, int fd) {
   struct esock_mpa_info mi;
   if (esock_query_mpa(fd, &mi) != 0) {

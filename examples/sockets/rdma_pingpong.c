@@ -85,14 +85,8 @@ int main(int argc, char** argv) {
             argv[0]);
     return 2;
   }
-  if (server) {
-    const int l = ex_listen(port, ESOCK_RAWMODE);
-    if (l < 0) return 1;
-    fd_ = accept(l, NULL, NULL);
-    close(l);
-  } else {
-    fd_ = ex_connect(argv[optind], argv[optind + 1], ESOCK_RAWMODE);
-  }
+  fd_ = ex_one_connection(server ? NULL : argv[optind], server ? NULL : argv[optind + 1], port,
+                          ESOCK_RAWMODE);
   if (fd_ < 0) return 1;
 
   check(ex_print_mpa(stderr, fd_), "esock_query_mpa");

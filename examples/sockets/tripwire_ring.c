@@ -165,14 +165,8 @@ int main(int argc, char** argv) {
             argv[0], SLOTS);
     return 2;
   }
-  if (consumer) {
-    const int l = ex_listen(port, ESOCK_RAWMODE);
-    if (l < 0) return 1;
-    fd_ = accept(l, NULL, NULL);
-    close(l);
-  } else {
-    fd_ = ex_connect(argv[optind], argv[optind + 1], ESOCK_RAWMODE);
-  }
+  fd_ = ex_one_connection(consumer ? NULL : argv[optind], consumer ? NULL : argv[optind + 1], port,
+                          ESOCK_RAWMODE);
   if (fd_ < 0) return 1;
 
   /* Our region (the peer writes it): the consumer's ring, or the producer's head word. The

@@ -168,7 +168,8 @@ void Qp::drain_sq() {
     const SqWr& wr = sq_.front();
     if (!wr.silent) {
       scq_.push(Completion{wr.wr_id, wr.op, wr.status, wr.total, false, 0});
-    } else if (wr.status != Status::success && sq_.size() > 1 && sq_[1].status == Status::success) {
+    } else if (wr.status != Status::success && wr.status != Status::flushed && sq_.size() > 1 &&
+               (sq_[1].status == Status::success || sq_[1].status == Status::flushed)) {
       sq_[1].status = wr.status;  // the Write of a write_imm: its error is the WR's
     }
     sq_.pop_front();

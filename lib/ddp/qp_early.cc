@@ -59,7 +59,7 @@ Qp::Target Qp::check_read_response(const DdpHeader& h, std::uint32_t len) const 
   bool stag_known = false, found = false;
   for (std::size_t i = 0; i < orq_.size() && !found; ++i) {
     const OrqEntry& o = orq_[i];
-    if ((o.last_seen && o.placed == o.size) || o.sink_stag != h.stag) continue;
+    if ((o.last_seen && o.placed == o.size) || o.atomic || o.sink_stag != h.stag) continue;
     stag_known = true;
     if (h.to >= o.sink_to && len <= o.size && h.to - o.sink_to <= o.size - len) {
       t.index = i;

@@ -112,8 +112,9 @@ bool Qp::emit_atomic_response(OutSegment& out) {
   // Checked again now: the region may have been deregistered since the request came.
   std::uint8_t* dst = nullptr;
   const Check c = stags_.check(e.ar.stag, cfg_.pd, access_remote_atomic, e.ar.to, 8, &dst);
-  if (c != Check::ok) {
-    fail(source_cause(c), bytes_view(e.bytes.data(), e.ulpdu_len));
+  if (c != Check::ok || reinterpret_cast<std::uintptr_t>(dst) % 8 != 0) {
+    fail(c != Check::ok ? source_cause(c) : term::rdmap_catastrophic_stream,
+         bytes_view(e.bytes.data(), e.ulpdu_len));
     return next_segment(out);  // the Terminate
   }
   AtomicResponse r;

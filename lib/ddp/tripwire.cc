@@ -8,8 +8,9 @@ namespace esock::ddp {
 std::uint32_t TripwireSet::arm(stag_t stag, std::uint64_t to, std::uint64_t len,
                                std::uint64_t cookie, bool persistent) {
   if (arms_.size() >= max_armed || len == 0 || to > UINT64_MAX - len) return 0;
+  // Ids count 1..2^31-1 and wrap (the C API returns them as an int); a live one is skipped.
   std::uint32_t id = next_id_;
-  while (id == 0 || find(id) != nullptr) ++id;  // ids wrap after 2^32 arms
+  while (id == 0 || id > max_id || find(id) != nullptr) id = (id == 0 || id >= max_id) ? 1 : id + 1;
   next_id_ = id + 1;
   Arm a;
   a.id = id;
@@ -49,7 +50,9 @@ void TripwireSet::disarm_region(stag_t stag) {
 
 void TripwireSet::on_write_segment(stag_t stag, std::uint64_t to, std::uint64_t len, bool last) {
   const std::uint64_t end = to > UINT64_MAX - len ? UINT64_MAX : to + len;
-  for (Arm& a : arms_) {
+  // A zero-length segment places nothing: it touches no range (its Last bit still ends
+  // the message below).
+  for (Arm& a : len == 0 ? std::span<Arm>{} : std::span<Arm>{arms_}) {
     if (a.stag != stag || a.spent || end <= a.to || to >= a.end) continue;
     const std::uint64_t lo = std::max(to, a.to), hi = std::min(end, a.end);
     if (!a.staged) {

@@ -30,6 +30,7 @@ struct TripwireEvent {
 class TripwireSet {
  public:
   static constexpr std::size_t max_armed = 4096;
+  static constexpr std::uint32_t max_id = 0x7fffffff;
 
   // [to, to + len) inside region `stag` (the caller checked it is a region of this
   // connection that takes remote Writes). Returns the id (> 0), or 0 when max_armed are

@@ -110,7 +110,7 @@ ok "nc | nc under esockrun --ddp: 16 MB, SHA-256 equal"
 
 # Every man page, through man.
 for page in 7:esock 1:esockrun 1:esock-stat 3:esock_reg_mr 3:esock_post_send 3:esock_poll_cq 3:esock_query_mpa \
-	3:esock_dereg_mr 3:esock_version; do
+	3:esock_dereg_mr 3:esock_version 3:esock_post_atomic_fetch_add 3:esock_post_send_imm 3:esock_tripwire_arm; do
 	sec=${page%%:*} name=${page#*:}
 	man -w "$sec" "$name" >/dev/null 2>&1 || fail "man $sec $name: not found"
 	MANPAGER=cat MANWIDTH=80 man "$sec" "$name" 2>/dev/null | grep -qi "$name" || fail "man $sec $name: empty"

@@ -36,6 +36,7 @@ struct esock_wc_v01 {
   uint32_t byte_len;
 };
 static_assert(sizeof(esock_wc_v01) == 24 && sizeof(esock_wc) == 32);
+static_assert(sizeof(esock_tripwire_event) == 40);  // the ABI of esock 0.2
 static_assert(ESOCK_MAX_SGE == ddp::max_sge);
 
 int fail(int err) {
@@ -156,7 +157,9 @@ std::uint32_t ext_reg_mr(int fd, void* addr, std::size_t len, int access) {
   // Memory a peer may write, or we may read to send, must be there (as ibv_reg_mr checks by
   // pinning it): else the first remote Write into it would crash the process. Checked
   // before taking the runtime lock (it reads /proc/self/maps).
-  const bool writes = (access & (ESOCK_ACCESS_LOCAL_WRITE | ESOCK_ACCESS_REMOTE_WRITE)) != 0;
+  // A peer's atomic (RFC 7306) writes its result into the target too.
+  const bool writes = (access & (ESOCK_ACCESS_LOCAL_WRITE | ESOCK_ACCESS_REMOTE_WRITE |
+                                 ESOCK_ACCESS_REMOTE_ATOMIC)) != 0;
   const auto base = reinterpret_cast<std::uintptr_t>(addr);
   if (addr != nullptr && len > 0 && base <= UINTPTR_MAX - (len - 1) &&
       !range_mapped(addr, len, writes)) {

@@ -130,15 +130,29 @@ class DpdkConn final : public ProviderConn {
   bool output_pending() const override { return false; }
   TransportState transport_state() const override {
     if (!ep_) return TransportState::open;
-    switch (ep_->state()) {
+    const utcp::Endpoint::State st = ep_->state();
+    if (ep_->engine().terminated()) {
+      // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset.
+      // One we sent only once TCP has it acknowledged (or the stream is gone): the reset
+      // that follows would otherwise overtake it in the peer's receive path, and the peer's
+      // work requests would end as flushed instead of with the error the Terminate names.
+      const bool gone = st == utcp::Endpoint::State::failed || st == utcp::Endpoint::State::closed;
+      return ep_->engine().qp().terminate_received() || gone || terminate_acked()
+                 ? TransportState::broken
+                 : TransportState::open;
+    }
+    switch (st) {
       case utcp::Endpoint::State::failed:
         return TransportState::broken;
       case utcp::Endpoint::State::closed:
         return TransportState::ended;
       default:
-        // A Terminate (sent or received, RFC 5040 section 5.3) ends the stream as a reset.
-        return ep_->engine().terminated() ? TransportState::broken : TransportState::open;
+        return TransportState::open;
     }
+  }
+  bool terminate_acked() const {
+    const tcp::Connection* c = ep_->tcp_connection();
+    return c == nullptr || (c->tcb().unsent() == 0 && c->tcb().snd_una() == c->tcb().snd_nxt());
   }
   void shutdown() override {
     if (ep_) ep_->close();

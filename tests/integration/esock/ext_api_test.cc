@@ -342,6 +342,8 @@ TEST(ExtApi, RegMrOfUnmappedOrReadOnlyMemoryIsEfault) {
   EXPECT_EQ(errno, EFAULT);
   EXPECT_EQ(esock_reg_mr(a, ro, page, ESOCK_ACCESS_LOCAL_WRITE), 0u);
   EXPECT_EQ(errno, EFAULT);
+  EXPECT_EQ(esock_reg_mr(a, ro, page, ESOCK_ACCESS_REMOTE_ATOMIC), 0u);  // atomics store too
+  EXPECT_EQ(errno, EFAULT);
   EXPECT_NE(esock_reg_mr(a, ro, page, ESOCK_ACCESS_REMOTE_READ), 0u) << "read-only is fine to read";
   // A region that runs past the end of a mapping into a hole.
   void* half =

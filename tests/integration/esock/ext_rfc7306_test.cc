@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -44,6 +45,29 @@ void fetch_adds(int fd, std::uint32_t rkey, std::uint64_t target, std::uint64_t 
   }
 }
 
+// The responders' queue pairs run only while their sockets are in use: a thread polls them
+// for as long as this lives.
+class Responders {
+ public:
+  Responders(int b1, int b2)
+      : t_([this, b1, b2] {
+          esock_wc wc;
+          while (!stop_) {
+            esock_poll_cq(b1, &wc, 1);
+            esock_poll_cq(b2, &wc, 1);
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+          }
+        }) {}
+  ~Responders() {
+    stop_ = true;
+    t_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread t_;
+};
+
 TEST(ExtRfc7306, AtomicsFromTwoConnectionsAndALocalThreadGiveTheExactTotal) {
   int a1 = -1, b1 = -1, a2 = -1, b2 = -1;
   ASSERT_NO_FATAL_FAILURE(raw_pair(&a1, &b1));
@@ -53,16 +77,7 @@ TEST(ExtRfc7306, AtomicsFromTwoConnectionsAndALocalThreadGiveTheExactTotal) {
   const std::uint32_t k2 = esock_reg_mr(b2, &counter, 8, ESOCK_ACCESS_REMOTE_ATOMIC);
   ASSERT_NE(k1, 0u);
   ASSERT_NE(k2, 0u);
-  // The responders' queue pairs run only while their sockets are in use: poll them.
-  std::atomic<bool> stop{false};
-  std::thread responder([&] {
-    esock_wc wc;
-    while (!stop) {
-      esock_poll_cq(b1, &wc, 1);
-      esock_poll_cq(b2, &wc, 1);
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  });
+  auto responders = std::make_unique<Responders>(b1, b2);
   constexpr std::size_t n = 2000;
   std::vector<std::uint64_t> r1(n), r2(n);
   std::thread t1([&] { fetch_adds(a1, k1, addr(&counter), 1, r1); });
@@ -71,8 +86,7 @@ TEST(ExtRfc7306, AtomicsFromTwoConnectionsAndALocalThreadGiveTheExactTotal) {
   for (std::size_t i = 0; i < n; ++i) __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
   t1.join();
   t2.join();
-  stop = true;
-  responder.join();
+  responders.reset();
   EXPECT_EQ(__atomic_load_n(&counter, __ATOMIC_SEQ_CST), 3 * n);
   // Every original value the peers saw is distinct: no two adds read the same value.
   std::vector<std::uint64_t> all(r1);
@@ -92,15 +106,7 @@ TEST(ExtRfc7306, CmpSwapRacesHaveExactlyOneWinner) {
   alignas(8) std::uint64_t o1 = 0, o2 = 0;
   const std::uint32_t m1 = esock_reg_mr(a1, &o1, 8, ESOCK_ACCESS_LOCAL_WRITE);
   const std::uint32_t m2 = esock_reg_mr(a2, &o2, 8, ESOCK_ACCESS_LOCAL_WRITE);
-  std::atomic<bool> stop{false};
-  std::thread responder([&] {
-    esock_wc wc;
-    while (!stop) {
-      esock_poll_cq(b1, &wc, 1);
-      esock_poll_cq(b2, &wc, 1);
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  });
+  auto responders = std::make_unique<Responders>(b1, b2);
   int wins1 = 0, wins2 = 0;
   for (int round = 0; round < 200; ++round) {
     __atomic_store_n(&lock, 0, __ATOMIC_SEQ_CST);
@@ -117,8 +123,7 @@ TEST(ExtRfc7306, CmpSwapRacesHaveExactlyOneWinner) {
     wins1 += w1;
     wins2 += w2;
   }
-  stop = true;
-  responder.join();
+  responders.reset();
   EXPECT_EQ(wins1 + wins2, 200);
   for (int fd : {a1, b1, a2, b2}) ::close(fd);
 }
@@ -210,6 +215,15 @@ TEST(ExtRfc7306, ATripwireWakesAnEpollSetWithAKernelPipeOncePerLanding) {
     ASSERT_EQ(wait_wc(a).status, ESOCK_WC_SUCCESS);
   };
   write_at(8192, 4096, 1);  // armed by nobody
+  // A Send behind it: once it arrived, so had the Write (RFC 5040 section 5.5).
+  std::vector<std::uint8_t> rx(8);
+  const std::uint32_t xk = esock_reg_mr(b, rx.data(), rx.size(), ESOCK_ACCESS_LOCAL_WRITE);
+  const esock_sge x{rx.data(), 8, xk};
+  ASSERT_EQ(esock_post_recv(b, 7, &x, 1), 0);
+  ASSERT_EQ(esock_post_send(a, 2, nullptr, 0), 0);
+  ASSERT_EQ(wait_wc(b).opcode, ESOCK_WC_RECV);
+  ASSERT_EQ(wait_wc(a).opcode, ESOCK_WC_SEND);
+  EXPECT_EQ(esock_tripwire_poll(b, te, 4), 0) << "a Write outside every armed range fired";
   ASSERT_EQ(::write(pipefd[1], "k", 1), 1);
   epoll_event out[2];
   ASSERT_EQ(::epoll_wait(ep, out, 2, 10000), 1);

@@ -9,6 +9,8 @@
 #   * esock_tripwire_ring (RAWMODE, a ring over RDMA Write whose consumer sleeps in epoll on a
 #     tripwire), in its three modes, and with loss, reordering and duplication injected on
 #     both sides (ESOCK_DPDK_FAULTS): each message is checked when its tripwire fires;
+#   * esock_atomic_counter (RFC 7306 atomics, Write with Immediate Data, a misaligned
+#     FetchAdd refused), clean and under the same faults;
 #   * ddp_pair_plain (tests/integration/esock, built without esock) under `esockrun -p dpdk`, in DDPMODE through the preload,
 #     each side printing the peer address its connection runs between (the DPDK addresses);
 #   * a ddp_echo run with ESOCK_DPDK_PCAP on the server, decoded by tshark's own iWARP
@@ -18,8 +20,9 @@
 # The server prints "port N" first (read through a FIFO: no sleeps). Exit 77 (skip) without
 # a writable DPDK runtime directory; the tshark part is skipped (not the test) without tshark.
 #   examples_over_memif.sh ECHO_SERVER ECHO_CLIENT TTCP PINGPONG ESOCKRUN DDP_PAIR_PLAIN OUT_DIR RING
+#                          ATOMIC_COUNTER
 set -u
-ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7 RING=$8
+ECHO_SERVER=$1 ECHO_CLIENT=$2 TTCP=$3 PINGPONG=$4 ESOCKRUN=$5 PLAIN=$6 OUT=$7 RING=$8 ATOMIC=$9
 S_IP=10.99.0.1
 C_IP=10.99.0.2
 skip() { echo "SKIP: $*"; exit 77; }
@@ -157,6 +160,18 @@ run tripwire_ring_under_faults "^ok: 20000 messages of 4096 octets sent, tripwir
 	"^ok: 20000 messages of 4096 octets verified, tripwire, one-way" \
 	"${SENV[@]}" "$FAULTS" -- "$RING" -p 0 -n 20000 -s 4096 -w 32 -- "${CENV[@]}" "$FAULTS" -- \
 	"$RING" $S_IP @PORT@ -n 20000 -s 4096 -w 32
+
+for faults in "" "$FAULTS"; do
+	fe=()
+	n=3000 m=200
+	# Under loss every lost request or response waits for TCP's retransmission timer.
+	[ -n "$faults" ] && fe=("$faults") && n=300 m=20
+	run "atomic_counter${faults:+_under_faults}" \
+		"^ok: the misaligned FetchAdd completed with a remote operation error" \
+		"^ok: the misaligned FetchAdd was refused" \
+		"${SENV[@]}" "${fe[@]}" -- "$ATOMIC" -p 0 -x -- "${CENV[@]}" "${fe[@]}" -- \
+		"$ATOMIC" $S_IP @PORT@ -n $n -m $m -x
+done
 
 # The unmodified program: alone, its setsockopt(SOL_ESOCK) must fail (the kernel has no such
 # level), so DDPMODE below really comes from the preload.

@@ -237,6 +237,34 @@ TEST_F(Ext, WriteWithImmediateLandsTheWriteBeforeTheCompletion) {
   EXPECT_EQ(w.a_to_b.back()[1], 0x48);  // the Write's segments, then Immediate Data
 }
 
+TEST_F(Ext, AReadResponseIntoAnAtomicsResultIsRefused) {
+  ASSERT_EQ(a.qp.post_atomic(1, res(0), fetch_add(0, 5)), 0);
+  ASSERT_EQ(a.drain().size(), 1u);
+  // A peer "answering" with a Read Response aimed at the result: no Read is outstanding.
+  DdpHeader h = write_hdr(rk, addr(&result[0]));
+  h.opcode = RdmapOpcode::read_response;
+  a.qp.on_segment(seg(h, Bytes(8, 0xee)));
+  EXPECT_NE(a.qp.terminate_cause(), std::nullopt);
+  EXPECT_EQ(result[0], 0u);
+  auto sc = a.poll_send();
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_NE(sc[0].status, Status::success);
+}
+
+TEST_F(Ext, AWriteWithImmediateWhoseWriteIsRefusedReportsTheWritesError) {
+  std::vector<std::uint8_t> src(64, 1);
+  const stag_t sk = a.stags.register_mr(a.pd, src.data(), src.size(), 0);
+  const Sge s[] = {{src.data(), 64, sk}};
+  a.qp.set_complete_on_ack(true);  // as on dpdk: done only once acknowledged (never here)
+  ASSERT_EQ(a.qp.post_write_imm(9, s, 0xdead00, 0, 1), 0);  // an STag b never issued
+  pump(a, b);
+  EXPECT_EQ(b.qp.terminate_cause(), term::ddp_invalid_stag);
+  auto sc = a.poll_send();
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(sc[0].wr_id, 9u);
+  EXPECT_EQ(sc[0].status, Status::remote_access_error);
+}
+
 TEST(ExtOff, WithoutAgreementNothingCanBePostedAndTheOpcodesAreUnexpected) {
   Side a{cfg(false)}, b{cfg(false)};
   ASSERT_EQ(a.qp.rts(), 0);

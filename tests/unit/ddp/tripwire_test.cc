@@ -75,6 +75,23 @@ TEST(TripwireSet, APersistentTripwireCountsLandingsUntilPolled) {
   EXPECT_EQ(poll_all(t).size(), 2u);  // still armed
 }
 
+TEST(TripwireSet, AZeroLengthWriteTouchesNothing) {
+  TripwireSet t;
+  t.arm(1, 0, 100, 1, false);
+  t.on_write_segment(1, 50, 0, true);  // inside the range, but places nothing
+  EXPECT_FALSE(t.pending());
+  t.on_write_segment(1, 50, 1, true);
+  EXPECT_TRUE(t.pending());
+}
+
+TEST(TripwireSet, IdsStayPositiveIntsAndSkipLiveOnes) {
+  TripwireSet t;
+  const std::uint32_t first = t.arm(1, 0, 8, 0, true);
+  for (std::uint32_t i = 0; i < 5; ++i) t.disarm(t.arm(1, 0, 8, 0, false));
+  EXPECT_EQ(first, 1u);
+  EXPECT_LE(t.arm(1, 0, 8, 0, false), TripwireSet::max_id);
+}
+
 TEST(TripwireSet, AMessageCutShortFiresNothing) {
   TripwireSet t;
   t.arm(1, 0, 100, 1, false);

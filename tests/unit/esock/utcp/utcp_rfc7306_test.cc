@@ -121,10 +121,14 @@ TEST_P(Rfc7306Faults, AtomicsAndImmediateDataSurviveLossAndReordering) {
   ddp::Completion c[32];
   rnic::Engine& ea = p.ea->engine();
   const bool finished = p.run_until([&] {
-    while (posted < n) {
+    // Two work requests per round, posted only with room for both (the queue holds 256).
+    while (posted < n && 2 * posted - done < 250) {
       const ddp::Sge r{reinterpret_cast<std::uint8_t*>(&out[posted]), 8, ok};
-      if (ea.posted(ea.qp().post_atomic(posted, r, add)) != 0) break;
-      if (ea.posted(ea.qp().post_send_imm(1000 + posted, posted)) != 0) break;
+      if (ea.posted(ea.qp().post_atomic(posted, r, add)) != 0 ||
+          ea.posted(ea.qp().post_send_imm(1000 + posted, posted)) != 0) {
+        ADD_FAILURE() << "a post failed with room in the queue";
+        return true;
+      }
       ++posted;
     }
     for (std::size_t k; (k = p.ea->poll_send_cq(c)) > 0;) done += static_cast<int>(k);
