@@ -21,7 +21,7 @@ static gint ett_estp = -1;
 static int hf_magic = -1, hf_version = -1, hf_type = -1, hf_flags = -1, hf_eom = -1,
            hf_credits = -1, hf_length = -1, hf_stag = -1, hf_to = -1, hf_id = -1, hf_data = -1,
            hf_hello = -1, hf_hflags = -1, hf_msgmode = -1, hf_raw = -1, hf_sink = -1,
-           hf_reserved = -1, hf_recv_buffers = -1, hf_recv_buffer_size = -1;
+           hf_rdmap_ext = -1, hf_reserved = -1, hf_recv_buffers = -1, hf_recv_buffer_size = -1;
 static expert_field ei_bad_length = EI_INIT, ei_bad_hello = EI_INIT;
 
 static const value_string type_vals[] = {{1, "DATA"},       {2, "CREDIT"},    {3, "SRCAVAIL"},
@@ -31,7 +31,7 @@ static const value_string type_vals[] = {{1, "DATA"},       {2, "CREDIT"},    {3
 /* Section 3: the Hello at the front of the ULP private data of the Request and Reply. */
 int esock_stream_dissect_hello(tvbuff_t* tvb, int offset, int len, packet_info* pinfo,
                                proto_tree* tree) {
-  static int* const hflags[] = {&hf_msgmode, &hf_raw, &hf_sink, NULL};
+  static int* const hflags[] = {&hf_msgmode, &hf_raw, &hf_sink, &hf_rdmap_ext, NULL};
   proto_item* ti;
   proto_tree* t;
   if (len < ESTP_HDR || tvb_get_ntohl(tvb, offset) != ESTP_MAGIC) return 0;
@@ -148,6 +148,10 @@ void esock_stream_register(void) {
       {&hf_msgmode,
        {"MSGMODE", "esock_stream.hello.msgmode", FT_BOOLEAN, 8, NULL, 0x01, NULL, HFILL}},
       {&hf_raw, {"RAW", "esock_stream.hello.raw", FT_BOOLEAN, 8, NULL, 0x02, NULL, HFILL}},
+      /* Section 3 bit 3: RFC 7306's messages offered (RAWMODE; used when both ends set it). */
+      {&hf_rdmap_ext,
+       {"RDMAP_EXT (takes RFC 7306 atomics and Immediate Data)", "esock_stream.hello.rdmap_ext",
+        FT_BOOLEAN, 8, NULL, 0x08, NULL, HFILL}},
       {&hf_sink,
        {"SINK (writes into sinks)", "esock_stream.hello.sink", FT_BOOLEAN, 8, NULL, 0x04, NULL,
         HFILL}},

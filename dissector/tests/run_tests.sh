@@ -320,6 +320,9 @@ if [ -f "$work/caps/$c" ]; then
     "$(f $c esock_mpa.analysis.terminate.atomic_in esock_mpa.analysis.terminate.atomic_in)" 1
   check_crc "esock 7306" $c
   check "esock 7306: nothing malformed" "$(count $c _ws.malformed)" 0
+  check "esock 7306: both Hellos offer RDMAP_EXT (and RAW)" \
+    "$(f $c esock_stream.hello esock_stream.hello.rdmap_ext esock_stream.hello.raw | tr '\n' ' ')" \
+    "1 1 1 1 "
 else
   echo "FAIL  esock 7306: no $c"
   fail=1

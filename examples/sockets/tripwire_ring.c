@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
     const struct esock_sge s = {&recvd_[k], 8, recvd_key_};
     if (esock_post_recv(fd_, (uint64_t)k, &s, 1) != 0) die("esock_post_recv");
   }
-  /* Only now the descriptor: asking for it starts the connection's input (docs/sockets.md,
-   * "Start-up"), and the peer's first Send needs its receive posted. */
+  /* Input started with the first esock_post_recv above (docs/sockets.md, "Start-up"), after
+   * the receive for the peer's first Send was posted. The tripwire is armed before the
+   * advertisement goes out below: the peer writes nothing before it has it. */
   ep_ = epoll_create1(EPOLL_CLOEXEC);
   struct epoll_event e = {.events = EPOLLIN};
   if (epoll_ctl(ep_, EPOLL_CTL_ADD, esock_tripwire_fd(fd_), &e) != 0) die("epoll_ctl");

@@ -80,7 +80,8 @@ struct esock_sge {
  * is both the local key for esock_sge.lkey and the remote key the peer uses for RDMA Write/
  * Read. The Tagged Offset of an octet is its address ((uint64_t)(uintptr_t)p). 0 with errno:
  * EINVAL (len 0 or >= 4 GiB, unknown access bits),
- * EFAULT (addr NULL or the range wraps), ENOMEM (table full). */
+ * EFAULT (addr NULL, the range wraps, or part of it is not mapped, or not writable when access
+ * has a write right or ESOCK_ACCESS_REMOTE_ATOMIC), ENOMEM (table full). */
 uint32_t esock_reg_mr(int fd, void* addr, size_t len, int access);
 /* 0, or -1 with EINVAL (not a region this socket registered). */
 int esock_dereg_mr(int fd, uint32_t stag);
@@ -160,7 +161,8 @@ int esock_post_write_imm(int fd, uint64_t wr_id, const struct esock_sge* sg, int
                          uint32_t rkey, uint64_t remote_addr, uint64_t imm, int flags);
 /* Atomics (RFC 7306 section 5) on 8 octets of the peer's region (ESOCK_ACCESS_REMOTE_ATOMIC)
  * at remote_addr, which must be 8-octet aligned (the peer terminates the connection if not:
- * the work request completes with ESOCK_WC_REM_OP_ERR). result: one SGE of exactly 8 octets
+ * the work request completes with ESOCK_WC_REM_OP_ERR, or is flushed when an earlier one was
+ * still outstanding: the Terminate's error goes to the oldest). result: one SGE of exactly 8 octets
  * with ESOCK_ACCESS_LOCAL_WRITE, which receives the value before the operation, in host byte
  * order. The peer performs it as one 64-bit atomic instruction in its byte order, so it is
  * atomic against its own atomics from every connection and against its threads' atomic
@@ -186,7 +188,7 @@ int esock_post_atomic_cmp_swap(int fd, uint64_t wr_id, const struct esock_sge* r
  * EINVAL (len 0, unknown flags), EFAULT, EACCES, ENOMEM (4096 armed on the socket). */
 #define ESOCK_TRIPWIRE_PERSISTENT 1 /* fire for every landing until disarmed (else once) */
 int esock_tripwire_arm(int fd, void* addr, size_t len, uint64_t cookie, int flags);
-/* 0, or -1 with EINVAL (not armed; a one-shot tripwire is disarmed by its event). Drops its
+/* 0, or -1 with EINVAL (not armed; a one-shot tripwire is disarmed once its event was taken). Drops its
  * event if not polled yet. esock_dereg_mr disarms the region's tripwires. */
 int esock_tripwire_disarm(int fd, int id);
 struct esock_tripwire_event {

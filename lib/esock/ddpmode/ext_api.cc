@@ -234,7 +234,7 @@ int ext_tripwire_arm(int fd, void* addr, std::size_t len, std::uint64_t cookie, 
     std::uint32_t id = 0;
     const int err =
         q.tripwire_arm(addr, len, cookie, (flags & ESOCK_TRIPWIRE_PERSISTENT) != 0, &id);
-    // Ids count from 1 and wrap at 2^32: beyond INT_MAX they would not fit the result.
+    // Ids wrap within 1..INT_MAX (TripwireSet::max_id); kept as a guard for the int result.
     if (err == 0 && id > INT32_MAX) {
       q.tripwire_disarm(id);
       return -ENOMEM;

@@ -52,7 +52,8 @@ class RawQp {
   int post_atomic(std::uint64_t wr_id, const RawSge& result, const ddp::AtomicRequest& req);
 
   // Tripwires (esock.h): [addr, addr+len) must lie in one registered region with remote
-  // write. 0 (and *id) or EFAULT, EACCES, ENOMEM, EOPNOTSUPP (the provider sees no Writes).
+  // write. 0 (and *id) or EINVAL (len 0), EFAULT, EACCES, ENOMEM, EOPNOTSUPP (the provider
+  // sees no Writes).
   int tripwire_arm(void* addr, std::size_t len, std::uint64_t cookie, bool persistent,
                    std::uint32_t* id);
   int tripwire_disarm(std::uint32_t id);
