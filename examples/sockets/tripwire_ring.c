@@ -284,6 +284,11 @@ int main(int argc, char** argv) {
         "%.2f us CPU per message\n",
         n, size, names[mode_], window, n / secs, cpu / n * 1e6);
   }
-  close(fd_);
+  close(fd_); /* deregisters every region: the memory is ours again */
+  free(lat);
+  free(recvd_);
+  free(words);
+  free(src);
+  free(region);
   return 0;
 }

@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(out.size() == hello_len);
     // Reserved octets and unknown flag bits are not carried; everything else is.
     std::vector<std::uint8_t> want(in.begin(), in.begin() + hello_len);
-    want[5] &= hello_flag_msgmode | hello_flag_raw | hello_flag_sink;
+    want[5] &= hello_flag_msgmode | hello_flag_raw | hello_flag_sink | hello_flag_rdmap_ext;
     want[6] = want[7] = 0;
     check(out == want);
   }
