@@ -188,8 +188,8 @@ int esock_post_atomic_cmp_swap(int fd, uint64_t wr_id, const struct esock_sge* r
  * EINVAL (len 0, unknown flags), EFAULT, EACCES, ENOMEM (4096 armed on the socket). */
 #define ESOCK_TRIPWIRE_PERSISTENT 1 /* fire for every landing until disarmed (else once) */
 int esock_tripwire_arm(int fd, void* addr, size_t len, uint64_t cookie, int flags);
-/* 0, or -1 with EINVAL (not armed; a one-shot tripwire is disarmed once its event was taken). Drops its
- * event if not polled yet. esock_dereg_mr disarms the region's tripwires. */
+/* 0, or -1 with EINVAL (not armed; a one-shot tripwire is disarmed once its event was taken). Drops
+ * its event if not polled yet. esock_dereg_mr disarms the region's tripwires. */
 int esock_tripwire_disarm(int fd, int id);
 struct esock_tripwire_event {
   uint64_t cookie;   /* as armed */

@@ -8,10 +8,11 @@ namespace esock::ddp {
 std::uint32_t TripwireSet::arm(stag_t stag, std::uint64_t to, std::uint64_t len,
                                std::uint64_t cookie, bool persistent) {
   if (arms_.size() >= max_armed || len == 0 || to > UINT64_MAX - len) return 0;
-  // Ids count 1..2^31-1 and wrap (the C API returns them as an int); a live one is skipped.
+  // Ids count 1..max_id and wrap (the C API returns them as an int); a live one is skipped.
+  const auto after = [](std::uint32_t i) { return i >= max_id ? 1u : i + 1; };
   std::uint32_t id = next_id_;
-  while (id == 0 || id > max_id || find(id) != nullptr) id = (id == 0 || id >= max_id) ? 1 : id + 1;
-  next_id_ = id + 1;
+  while (find(id) != nullptr) id = after(id);
+  next_id_ = after(id);
   Arm a;
   a.id = id;
   a.stag = stag;

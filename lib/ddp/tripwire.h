@@ -34,7 +34,8 @@ class TripwireSet {
 
   // [to, to + len) inside region `stag` (the caller checked it is a region of this
   // connection that takes remote Writes). Returns the id (1..max_id), or 0 when max_armed
-  // are armed, len is 0 or the range wraps. persistent: fires for every landing until disarmed; otherwise once.
+  // are armed, len is 0 or the range wraps. persistent: fires for every landing until disarmed;
+  // otherwise once.
   std::uint32_t arm(stag_t stag, std::uint64_t to, std::uint64_t len, std::uint64_t cookie,
                     bool persistent);
   // 0, or EINVAL for an id that is not armed. An event not yet polled is dropped with it.
