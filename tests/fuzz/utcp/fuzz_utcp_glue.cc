@@ -212,7 +212,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           const std::uint8_t got = region[w.off + i], want = src[w.src_off + i];
           check(got == want || (damaged && got == known[w.off + i]));
         }
-        std::memcpy(known.data() + w.off, src.data() + w.src_off, w.len);
+        // After damage a Write may complete at its source without its tail placed (see the
+        // top), so what it left behind is the region as it now is, not the Write's octets:
+        // recording the Write's octets would make a later Write over the same range fail
+        // the check for an octet that was rightly never changed (found by this target).
+        if (damaged)
+          std::memcpy(known.data() + w.off, region.data() + w.off, w.len);
+        else
+          std::memcpy(known.data() + w.off, src.data() + w.src_off, w.len);
       }
     }
     clock.advance(1ms);

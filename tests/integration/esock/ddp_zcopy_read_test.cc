@@ -8,6 +8,7 @@
 // RDMA Read then cannot be answered until the test lets it go on (SIGCONT), which makes
 // "the read returned before its data" a fact, not a race.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -28,8 +29,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-// How long the writer runs before the stop: the reader's runtime fetches the first 4 MiB
-// ahead meanwhile (a sanitizer's Debug build takes longer).
+// How long the reader's runtime takes, once the writer's source is advertised, to fetch
+// the first 4 MiB ahead (a sanitizer's Debug build takes longer).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr auto settle = 1500ms;
 #elif defined(__has_feature)
@@ -76,7 +77,12 @@ struct StoppedWriter {
   }
   // Once the writer's source is advertised (and the first 4 MiB fetched ahead, as a reader
   // that is not waiting gets them): it answers no Read until go_on().
+  // The advertisement is awaited (the socket turns readable with it): a child that is slow
+  // to start (fork, connect, 8 MiB of pattern under a loaded sanitizer build took more
+  // than 1.5 s in CI) must not be stopped before it wrote.
   void stop() {
+    pollfd p{srv, POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 30'000), 1) << "the writer advertised nothing in 30 s";
     std::this_thread::sleep_for(settle);
     ::kill(pid, SIGSTOP);
   }
@@ -128,10 +134,12 @@ bool read_before_the_data(StoppedWriter& w, std::uint8_t* buf) {
 // when the reader comes: a source fetched ahead after its 1 ms grace goes by copy, and
 // under a sanitizer's slowness a first try may find it so (the read then waits for its
 // data). Up to three fresh connections; with the feature broken every one waits: nullptr.
-std::unique_ptr<AsyncReader> read_early(int mode = ESOCK_ZCOPY_ASYNC) {
+// `prepare` runs on each fresh buffer before its read.
+std::unique_ptr<AsyncReader> read_early(int mode = ESOCK_ZCOPY_ASYNC,
+                                        bool (*prepare)(MappedPages&) = nullptr) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto a = std::make_unique<AsyncReader>();
-    if (!a->ready(mode)) return nullptr;
+    if (!a->ready(mode) || (prepare && !prepare(a->buf))) return nullptr;
     if (read_before_the_data(a->w, a->buf.p)) return a;
   }
   return nullptr;
@@ -166,15 +174,13 @@ TEST(DdpZcopyRead, ACopyOnWriteReaderThatTouchesItsBufferEarlySeesOnlyFinalData)
 // A buffer over two mappings (here: its middle half MADV_DONTFORK) cannot give its own pages
 // as staging (mremap moves one mapping at a time): fresh pages land over both.
 TEST(DdpZcopyRead, ABufferOverTwoMappingsLandsToo) {
-  AsyncReader a;
-  ASSERT_TRUE(a.ready());
-  StoppedWriter& w = a.w;
-  MappedPages& buf = a.buf;
-  ASSERT_EQ(::madvise(buf.p + n / 4, n / 2, MADV_DONTFORK), 0);  // across the read's pages
-  ASSERT_TRUE(read_before_the_data(w, buf.p));
-  std::thread go = go_on_later(w, 200ms);
+  const auto a = read_early(ESOCK_ZCOPY_ASYNC, [](MappedPages& buf) {
+    return ::madvise(buf.p + n / 4, n / 2, MADV_DONTFORK) == 0;  // across the read's pages
+  });
+  ASSERT_TRUE(a) << "the read waited for its data, three times";
+  std::thread go = go_on_later(a->w, 200ms);
   const std::vector<std::uint8_t> want = pattern(n, seed);
-  EXPECT_TRUE(std::equal(want.begin(), want.end(), buf.p));
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), a->buf.p));
   go.join();
 }
 
