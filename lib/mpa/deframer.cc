@@ -39,7 +39,7 @@ Deframer::Deframer(bool markers, bool crc, std::size_t max_ulpdu, std::uint32_t 
     : crc_(crc),
       max_ulpdu_(std::min(max_ulpdu, markers ? kMaxUlpduMarkers : kMaxUlpdu)),
       cur_(stream_start_offset, markers),
-      buf_(fpdu_len(max_ulpdu_)) {}
+      buf_(initial_buf) {}
 
 bool Deframer::fpdu_ok(const std::uint8_t* fpdu, std::size_t len) {
   // RFC 5044 section 4.4: without CRC the field is valid whatever it holds.
@@ -104,6 +104,7 @@ Error Deframer::feed(bytes_view in, UlpduSink sink) {
       const std::size_t ulen = load_be16(buf_.data());
       if (ulen > max_ulpdu_) return fail(Error::length);
       need_ = fpdu_len(ulen);
+      if (buf_.size() < need_) buf_.resize(need_);  // up to the largest FPDU seen
     }
     crc_assembled(from, k);
     if (need_ != 0 && have_ == need_) {

@@ -89,11 +89,15 @@ class Deframer {
   // buffered and the cursor here, the Marker led the next FPDU and is already in crc_acc_.
   std::uint64_t last_marker_end_ = UINT64_MAX;
   std::uint8_t marker_[kMarkerLen] = {};
-  std::size_t marker_have_ = 0;    // octets of the Marker at the cursor collected so far
-  std::vector<std::uint8_t> buf_;  // current FPDU without Markers (slow path)
-  std::size_t have_ = 0;           // octets of it in buf_
-  std::size_t need_ = 0;           // its full length once ULPDU_Length is known, else 0
-  std::uint32_t crc_acc_ = 0;      // CRC of the current FPDU so far, Markers included
+  std::size_t marker_have_ = 0;  // octets of the Marker at the cursor collected so far
+  // The current FPDU without Markers (slow path). It grows to the largest FPDU seen rather
+  // than starting at the largest allowed (64 KiB per connection, zero-filled: 10,000 idle
+  // connections spent 640 MiB on them).
+  static constexpr std::size_t initial_buf = 256;
+  std::vector<std::uint8_t> buf_;
+  std::size_t have_ = 0;       // octets of it in buf_
+  std::size_t need_ = 0;       // its full length once ULPDU_Length is known, else 0
+  std::uint32_t crc_acc_ = 0;  // CRC of the current FPDU so far, Markers included
 };
 
 }  // namespace esock::mpa

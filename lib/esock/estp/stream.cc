@@ -61,9 +61,10 @@ int Stream::start(bool initiator) {
   if (R == 0 || B < min_buffer_size || peer_.recv_buffers == 0 ||
       peer_.recv_buffer_size < min_buffer_size)
     return EINVAL;
-  rbufs_.assign(R * B, 0);
+  rbufs_ = LazyPages(R * B);
+  sbufs_ = LazyPages(sfree_.size() * sbuf_size_);
+  if (rbufs_.empty() || sbufs_.empty()) return ENOMEM;
   rstag_ = v_.reg_mr(rbufs_.data(), rbufs_.size(), ddp::access_local_write);
-  sbufs_.assign(sfree_.size() * sbuf_size_, 0);
   sstag_ = v_.reg_mr(sbufs_.data(), sbufs_.size(), ddp::access_local_write);
   if (rstag_ == 0 || sstag_ == 0) return ENOMEM;
   for (std::uint32_t i = 0; i < R; ++i) {

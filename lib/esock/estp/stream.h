@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "base/lazy_pages.h"
 #include "esock/estp/wire.h"
 #include "esock/rnic/verbs.h"
 
@@ -296,7 +297,7 @@ class Stream {
   int error_ = 0;
 
   // receive side
-  std::vector<std::uint8_t> rbufs_;
+  LazyPages rbufs_;  // R buffers of B octets, committed as messages land in them
   ddp::stag_t rstag_ = 0;
   std::deque<Entry> rq_;
   bool peer_fin_ = false;
@@ -309,7 +310,7 @@ class Stream {
   // send side
   std::uint32_t credits_ = 0;
   std::size_t sbuf_size_ = 0;
-  std::vector<std::uint8_t> sbufs_;
+  LazyPages sbufs_;  // committed as messages are written into them
   ddp::stag_t sstag_ = 0;
   std::vector<std::uint32_t> sfree_;
   std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight

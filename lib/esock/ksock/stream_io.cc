@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <vector>
 
 namespace esock::ksock {
 
@@ -12,7 +13,7 @@ SocketCalls kernel_socket_calls() {
 
 StreamIo::StreamIo(int fd, rnic::ByteStreamEngine& engine, SocketCalls calls,
                    std::size_t read_chunk)
-    : fd_(fd), engine_(engine), calls_(calls), buf_(read_chunk) {}
+    : fd_(fd), engine_(engine), calls_(calls), read_chunk_(read_chunk) {}
 
 void StreamIo::flush() {
   for (;;) {
@@ -32,11 +33,15 @@ void StreamIo::flush() {
 }
 
 void StreamIo::read_available() {
+  // One buffer per thread, not per connection: the engine takes the octets before the next
+  // read (10,000 idle connections kept 64 KiB each otherwise).
+  thread_local std::vector<std::uint8_t> buf;
+  if (buf.size() < read_chunk_) buf.resize(read_chunk_);
   for (int i = 0; i < 16 && stream_ == Stream::open; ++i) {
-    const ssize_t n = calls_.recv(fd_, buf_.data(), buf_.size(), MSG_DONTWAIT);
+    const ssize_t n = calls_.recv(fd_, buf.data(), read_chunk_, MSG_DONTWAIT);
     if (n > 0) {
-      engine_.on_bytes({buf_.data(), static_cast<std::size_t>(n)});
-      if (static_cast<std::size_t>(n) < buf_.size()) return;
+      engine_.on_bytes({buf.data(), static_cast<std::size_t>(n)});
+      if (static_cast<std::size_t>(n) < read_chunk_) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "esock/rnic/byte_stream_engine.h"
 
@@ -41,7 +40,7 @@ class StreamIo {
   int fd_;
   rnic::ByteStreamEngine& engine_;
   SocketCalls calls_;
-  std::vector<std::uint8_t> buf_;
+  std::size_t read_chunk_;  // octets per read
   Stream stream_ = Stream::open;
 };
 

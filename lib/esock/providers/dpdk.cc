@@ -13,9 +13,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "esock/process/config.h"
@@ -118,7 +121,12 @@ class DpdkConn final : public ProviderConn {
     (void)ep_.release();
     abandoned_ = true;
   }
-  bool progress() { return ep_ && ep_->progress(); }
+  bool progress() {
+    const bool did = ep_ && ep_->progress();
+    active_ = active_ || did;
+    return did;
+  }
+  bool take_activity() override { return std::exchange(active_, false); }
 
   rnic::Verbs& verbs() override { return *verbs_; }
   const mpa::Negotiated& negotiated() const override { return ep_->negotiated(); }
@@ -198,6 +206,7 @@ class DpdkConn final : public ProviderConn {
   int start_err_ = 0;
   bool hold_ = false;
   bool abandoned_ = false;
+  bool active_ = true;  // take_activity()
 };
 
 class DpdkListener final : public ProviderListener {
@@ -234,6 +243,8 @@ class DpdkProvider final : public Provider {
           {"if.arp_requests_tx", is.arp_requests_tx},
           {"if.tx_no_route", is.tx_no_route},
           {"if.tx_device_full", is.tx_device_full},
+          {"tcp.connections", rt_->stack().connection_count()},  // now, TIME-WAIT included
+          {"tcp.unsettled", rt_->stack().unsettled()},           // now: not in TIME-WAIT nor closed
           {"tcp.connections_opened", st.connections_opened},
           {"tcp.connections_closed", st.connections_closed},
           {"tcp.syns_received", st.syns_received},
@@ -336,12 +347,25 @@ class DpdkProvider final : public Provider {
     // what is queued), before the stack stops.
     std::erase_if(relays_, [](const auto& r) { return r->done() && r->settled(); });
     rt_->stack().iface().flush();
-    return left;
+    // Closes under way in TCP (a FIN to be acknowledged, the peer's FIN to come) finish in
+    // the drain too: what is left of them when it ends is reset (stop).
+    return left || rt_->stack().unsettled() > 0;
   }
 
   void stop() override {
     // Endpoints still attached point into the stack: they are abandoned with it (the
     // process is exiting and the progress thread never runs again).
+    // What did not close in the exit drain (thousands of connections may not) is reset
+    // first, so no peer waits for good for a FIN that would never come.
+    // In batches a transmit ring takes, the device given a moment between them (its peer
+    // empties a memif ring), within a bound.
+    if (rt_) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      while (rt_->stack().abort_unfinished(64) == 64 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        rt_->poll_once();
+      }
+    }
     for (DpdkConn* c : conns_) c->abandon();
     conns_.clear();
     for (auto& r : relays_) r->abandon();

@@ -62,6 +62,11 @@ class ProviderConn {
   virtual void on_ready(short revents) = 0;
   // Frames what the queue pair has and writes what the transport takes now (no waiting).
   virtual void flush() = 0;
+  // Whether the transport did anything for this connection since the last call (octets,
+  // ACKs, completions, a state change): the runtime's round services a connection only
+  // then, or when its own work is due, or on its periodic full pass (runtime.cc). A
+  // provider that cannot tell says true.
+  virtual bool take_activity() { return true; }
   virtual bool output_pending() const = 0;
   virtual TransportState transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).

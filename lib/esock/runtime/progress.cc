@@ -25,6 +25,8 @@ constexpr auto long_sleep = 1ms;
 constexpr auto short_sleeping = 500ms;
 // A waiter that is not the poller re-checks at least this often whether one is left.
 constexpr auto cv_recheck = 1ms;
+// service_all: how often every connection is serviced, activity or not.
+constexpr Duration full_service_every = 1ms;
 }  // namespace
 
 bool parse_progress_mode(const std::string& text, ProgressMode* mode) {
@@ -248,14 +250,30 @@ bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
   return in_time;
 }
 
+// A connection is serviced in a round when its transport did something, when its own
+// work is due (a close under way, a source waiting out its grace, guarded pages, a fork
+// relay, RAWMODE), and on a full pass every full_service_every. Servicing every idle
+// connection every round made each round O(connections): 4000 held connections spent
+// most of a round on them, the device's receive ring overflowed behind the slow rounds
+// and the peer's closes took seconds. The full pass bounds what a missed cause could delay.
+bool DdpRuntime::needs_service(Conn& c) {
+  const bool active = c.pc->take_activity();  // (read every round: it clears)
+  return active || c.raw || c.close_ladder.closing() || c.prefetch_at || !c.async_writes.empty() ||
+         c.async_read || c.relay;
+}
+
 void DdpRuntime::service_all() {
+  const Instant start = clock_.now();
+  const bool full = start >= next_full_service_;
+  if (full) next_full_service_ = start + full_service_every;
   for (const auto& s : socks_) {
     if (s->connecting && s->connecting->step(*s, clock_.now())) {
       s->connecting.reset();
       notify();  // a connect() waiting for it returns
     }
     if (s->lis) service_listener(*s);
-    if (s->conn && s->conn->pc && !forked(*s)) service(*s);  // fork copies rest (fork.cc)
+    if (s->conn && s->conn->pc && !forked(*s) && (needs_service(*s->conn) || full))
+      service(*s);  // fork copies rest (fork.cc)
   }
   for (auto& s : adopted_) {
     if (s->conn) update_signals(*s);

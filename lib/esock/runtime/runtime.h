@@ -238,6 +238,7 @@ class DdpRuntime {
   bool app_polling(CallClock::time_point now);
   void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
   void service_all();
+  bool needs_service(Conn& c);  // service_all: activity or due work
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
@@ -294,6 +295,8 @@ class DdpRuntime {
   static constexpr Duration stats_every = std::chrono::milliseconds(100);
   std::unique_ptr<StatsRegion> stats_;
   Instant stats_due_{};
+  // service_all's next full pass (every connection serviced, activity or not).
+  Instant next_full_service_{};
   bool stats_off_ = false;         // could not be made
   std::uint32_t stats_shown_ = 0;  // sockets in the last snapshot
 };

@@ -121,9 +121,9 @@ bool Endpoint::progress() {
   if (conn_ != nullptr) {
     // Completions for what the peer ACKed first: the peer's FIN may arrive in the same
     // segment as that ACK, and receive() flushes whatever is still outstanding on FIN.
-    complete_acked();
+    did |= complete_acked();
     did |= receive();
-    complete_acked();
+    did |= complete_acked();
     did |= transmit();
     did |= std::exchange(work_, false);
   }

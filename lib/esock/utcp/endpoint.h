@@ -130,7 +130,7 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   bool receive();  // endpoint_rx.cc
   bool key_check();
   bool transmit();
-  void complete_acked();
+  bool complete_acked();  // true when the pool released more (completions may follow)
   void release_tcp();
   bool ending() const;
 

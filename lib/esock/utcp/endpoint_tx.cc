@@ -56,12 +56,12 @@ bool Endpoint::send_fpdu(std::span<const mpa::FramePiece> pieces, std::uint64_t 
   return conn_->send_record({parts.data(), pieces.size()});
 }
 
-void Endpoint::complete_acked() {
+bool Endpoint::complete_acked() {
   const std::uint64_t done = pool_->released_through();
-  if (done > acked_reported_) {
-    acked_reported_ = done;
-    engine_.on_acked(done);
-  }
+  if (done <= acked_reported_) return false;
+  acked_reported_ = done;
+  engine_.on_acked(done);
+  return true;
 }
 
 bool Endpoint::ending() const {

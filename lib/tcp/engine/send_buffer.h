@@ -87,7 +87,8 @@ class SendBuffer {
   };
   CopyBlock block_;
   std::size_t capacity_;
-  std::size_t block_size_;
+  std::size_t block_size_;  // the largest copy block
+  static constexpr std::size_t min_block = 4096;
   std::size_t size_ = 0;
   std::size_t head_off_ = 0;  // bytes of chunks_.front() already consumed
   std::deque<Chunk> chunks_;

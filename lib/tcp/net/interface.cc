@@ -9,8 +9,6 @@ namespace esock::tcp {
 
 namespace {
 
-constexpr std::size_t rx_burst_size = 32;
-
 std::uint32_t prefix_mask(std::uint8_t prefix_len) {
   if (prefix_len == 0) return 0;
   if (prefix_len >= 32) return 0xffffffffu;

@@ -65,7 +65,9 @@ class Interface {
   Interface(const Interface&) = delete;
   Interface& operator=(const Interface&) = delete;
 
-  // Receives up to one burst from the device and processes it. Returns frames handled.
+  // Receives up to one burst (rx_burst_size frames) from the device and processes it.
+  // Returns frames handled.
+  static constexpr std::size_t rx_burst_size = 32;
   std::size_t poll(Instant now);
   // ARP retries and expiry, reassembly timeouts.
   void on_timer(Instant now);

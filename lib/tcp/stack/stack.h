@@ -162,6 +162,17 @@ class Stack final : private TcpSink, private SegmentSink {
   // through FIN-WAIT/TIME-WAIT and frees it after.
   void close(Connection* c);
   void abort(Connection* c);  // RST, freed at once
+  // Connections not yet at their end: anything but TIME-WAIT and CLOSED (an exit drain
+  // waits for them to finish their closes with the peer's help).
+  std::size_t unsettled() const;
+  // The stack is about to stop for good (its process exits): every connection a RST can
+  // still end (RFC 9293 3.10.5 ABORT: SYN-RECEIVED, ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2,
+  // CLOSE-WAIT) is reset, as its peer would otherwise wait for octets, a FIN or an ACK
+  // that never come (a peer in LAST-ACK behind our FIN-WAIT-2 retransmits its FIN for
+  // minutes); TIME-WAIT, CLOSING and LAST-ACK go silently. At most `max` at a time, so the
+  // caller can let the device drain between batches (a reset that finds the device full
+  // is lost with its connection); returns how many were reset.
+  std::size_t abort_unfinished(std::size_t max = SIZE_MAX);
 
   Interface& iface() { return iface_; }
   // A snapshot: drops sums the connections, so this walks them (for reports, not per
@@ -208,6 +219,7 @@ class Stack final : private TcpSink, private SegmentSink {
   Instant now_;
   Instant next_timer_scan_{};
   RxFrameBudget rx_frames_;  // shared by every connection's receive queue: outlives them
+  static constexpr int max_rx_bursts = 8;  // per poll(), while they come full
   std::unordered_map<FourTuple, std::unique_ptr<Connection>, TupleHash> conns_;
   std::unordered_map<std::uint16_t, std::unique_ptr<Listener>> listeners_;
   std::uint32_t port_cursor_ = 0;

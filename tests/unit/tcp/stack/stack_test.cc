@@ -207,6 +207,40 @@ TEST_F(StackPair, PeerAbortResetsTheConnection) {
   EXPECT_EQ(c->error(), ECONNRESET);
 }
 
+// A process that exits (the dpdk provider's stop): connections still established, with a
+// FIN not acknowledged, or in FIN-WAIT-2 (whose peer would otherwise wait in LAST-ACK for
+// an ACK that never comes) are reset; one in TIME-WAIT ends silently and is not unsettled.
+TEST_F(StackPair, AbortUnfinishedResetsWhatANoLongerRunningStackLeavesOpen) {
+  build();
+  auto [c1, s1] = connect(81);  // established
+  auto [c2, s2] = connect(82);  // FIN-WAIT-2 at a
+  auto [c3, s3] = connect(83);  // FIN-WAIT-1 at a: its FIN is not let out
+  auto [c4, s4] = connect(84);  // TIME-WAIT at a
+  a->close(c2);
+  a->close(c4);
+  ASSERT_TRUE(run_until([&, s4 = s4] { return s4->peer_closed(); }));
+  b->close(s4);
+  ASSERT_TRUE(run_until([&, c2 = c2, s2 = s2, c4 = c4] {
+    return s2->peer_closed() && c2->state() == TcpState::fin_wait_2 &&
+           c4->state() == TcpState::time_wait;
+  }));
+  fa->tx_spec().loss = 1.0;  // a's FIN for c3 goes nowhere
+  a->close(c3);
+  a->poll(clock.now());
+  ASSERT_EQ(c3->state(), TcpState::fin_wait_1);
+  fa->tx_spec().loss = 0.0;
+  EXPECT_EQ(a->unsettled(), 3u);
+  EXPECT_EQ(a->abort_unfinished(2), 2u);  // in batches
+  EXPECT_EQ(a->abort_unfinished(), 1u);
+  EXPECT_EQ(a->unsettled(), 0u);
+  ASSERT_TRUE(run_until([&, s1 = s1, s2 = s2, s3 = s3] {
+    return s1->state() == TcpState::closed && s2->state() == TcpState::closed &&
+           s3->state() == TcpState::closed;
+  }));
+  EXPECT_EQ(s1->error(), ECONNRESET);
+  EXPECT_EQ(s3->error(), ECONNRESET);
+}
+
 struct FaultCase {
   const char* name;
   double loss, reorder, duplicate, corrupt;
