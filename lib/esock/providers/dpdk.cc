@@ -348,7 +348,8 @@ class DpdkProvider final : public Provider {
     std::erase_if(relays_, [](const auto& r) { return r->done() && r->settled(); });
     rt_->stack().iface().flush();
     // Closes under way in TCP (a FIN to be acknowledged, the peer's FIN to come) finish in
-    // the drain too: what is left of them when it ends is reset (stop).
+    // the drain too (a peer left in LAST-ACK would retransmit its FIN for minutes); stop()
+    // resets what is left of those a reset can end.
     return left || rt_->stack().unsettled() > 0;
   }
 

@@ -386,7 +386,6 @@ std::size_t Stack::abort_unfinished(std::size_t max) {
       case TcpState::established:
       case TcpState::close_wait:
       case TcpState::fin_wait_1:
-      case TcpState::fin_wait_2:
         unfinished.push_back(c.get());
         break;
       default:

@@ -165,13 +165,14 @@ class Stack final : private TcpSink, private SegmentSink {
   // Connections not yet at their end: anything but TIME-WAIT and CLOSED (an exit drain
   // waits for them to finish their closes with the peer's help).
   std::size_t unsettled() const;
-  // The stack is about to stop for good (its process exits): every connection a RST can
-  // still end (RFC 9293 3.10.5 ABORT: SYN-RECEIVED, ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2,
-  // CLOSE-WAIT) is reset, as its peer would otherwise wait for octets, a FIN or an ACK
-  // that never come (a peer in LAST-ACK behind our FIN-WAIT-2 retransmits its FIN for
-  // minutes); TIME-WAIT, CLOSING and LAST-ACK go silently. At most `max` at a time, so the
-  // caller can let the device drain between batches (a reset that finds the device full
-  // is lost with its connection); returns how many were reset.
+  // The stack is about to stop for good (its process exits): every connection whose own
+  // close is not complete (nothing sent yet, or a FIN not acknowledged: SYN-RECEIVED,
+  // ESTABLISHED, CLOSE-WAIT, FIN-WAIT-1) is reset (RFC 9293 3.10.5 ABORT), as its peer
+  // would otherwise wait for octets or a FIN that never come. FIN-WAIT-2 goes silently, as
+  // the kernel's orphans do (its peer has everything and may still read; a reset would
+  // turn its next read into ECONNRESET), and so do TIME-WAIT, CLOSING and LAST-ACK. At
+  // most `max` at a time, so the caller can let the device drain between batches (a reset
+  // that finds the device full is lost with its connection); returns how many were reset.
   std::size_t abort_unfinished(std::size_t max = SIZE_MAX);
 
   Interface& iface() { return iface_; }

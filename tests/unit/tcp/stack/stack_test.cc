@@ -207,10 +207,10 @@ TEST_F(StackPair, PeerAbortResetsTheConnection) {
   EXPECT_EQ(c->error(), ECONNRESET);
 }
 
-// A process that exits (the dpdk provider's stop): connections still established, with a
-// FIN not acknowledged, or in FIN-WAIT-2 (whose peer would otherwise wait in LAST-ACK for
-// an ACK that never comes) are reset; one in TIME-WAIT ends silently and is not unsettled.
-TEST_F(StackPair, AbortUnfinishedResetsWhatANoLongerRunningStackLeavesOpen) {
+// A process that exits (the dpdk provider's stop): connections still established or with
+// a FIN not acknowledged are reset; one in FIN-WAIT-2 (its peer has everything and may
+// still read) and one in TIME-WAIT end silently, and only TIME-WAIT is settled.
+TEST_F(StackPair, AbortUnfinishedResetsWhatDidNotCloseAndSparesFinWait2AndTimeWait) {
   build();
   auto [c1, s1] = connect(81);  // established
   auto [c2, s2] = connect(82);  // FIN-WAIT-2 at a
@@ -229,16 +229,18 @@ TEST_F(StackPair, AbortUnfinishedResetsWhatANoLongerRunningStackLeavesOpen) {
   a->poll(clock.now());
   ASSERT_EQ(c3->state(), TcpState::fin_wait_1);
   fa->tx_spec().loss = 0.0;
-  EXPECT_EQ(a->unsettled(), 3u);
-  EXPECT_EQ(a->abort_unfinished(2), 2u);  // in batches
+  EXPECT_EQ(a->unsettled(), 3u);          // c1, c2, c3
+  EXPECT_EQ(a->abort_unfinished(1), 1u);  // in batches
   EXPECT_EQ(a->abort_unfinished(), 1u);
-  EXPECT_EQ(a->unsettled(), 0u);
-  ASSERT_TRUE(run_until([&, s1 = s1, s2 = s2, s3 = s3] {
-    return s1->state() == TcpState::closed && s2->state() == TcpState::closed &&
-           s3->state() == TcpState::closed;
+  EXPECT_EQ(a->abort_unfinished(), 0u);
+  EXPECT_EQ(a->unsettled(), 1u);  // c2
+  ASSERT_TRUE(run_until([&, s1 = s1, s3 = s3] {
+    return s1->state() == TcpState::closed && s3->state() == TcpState::closed;
   }));
   EXPECT_EQ(s1->error(), ECONNRESET);
   EXPECT_EQ(s3->error(), ECONNRESET);
+  EXPECT_EQ(s2->state(), TcpState::close_wait);  // not reset: it read a's FIN
+  EXPECT_EQ(s2->error(), 0);
 }
 
 struct FaultCase {
