@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -64,6 +65,12 @@ class Stream {
   // Registers and posts the R receive buffers; the initiator then sends its first message,
   // a CREDIT of 0 (section 3). 0 or an errno value.
   int start(bool initiator);
+  // The send buffers, for a transport that still sends from them by reference after the
+  // stream is gone (a reset connection's frames the device has not taken yet): the caller
+  // keeps them alive until then (runtime.cc, Conn::release). The stream sends nothing more.
+  std::shared_ptr<void> take_send_buffers() {
+    return std::make_shared<LazyPages>(std::move(sbufs_));
+  }
   // Polls both completion queues and reacts: new messages, returned credits, finished
   // pulls and rendezvous, control messages due. Call after the transport moved octets.
   void progress();

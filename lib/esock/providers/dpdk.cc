@@ -189,7 +189,7 @@ class DpdkConn final : public ProviderConn {
     return ep_ && ep_->state() == utcp::Endpoint::State::negotiating && ep_->peer_silent();
   }
   bool relay_plain(int fd) override;
-  void keep_while_sent(std::unique_ptr<std::uint8_t[]> mem) override {
+  void keep_while_sent(std::shared_ptr<void> mem) override {
     if (ep_) ep_->keep_while_sent(std::move(mem));
   }
 
@@ -502,7 +502,10 @@ bool DpdkConn::start_if_link_up() {
 void DpdkConn::flush() {
   // Called by application threads right after they post: the frames leave now rather
   // than at the progress thread's next round.
-  if (ep_ && ep_->progress()) p_.stack().iface().flush();
+  if (ep_ && ep_->progress()) {
+    active_ = true;  // completions it made wait for the runtime's service
+    p_.stack().iface().flush();
+  }
 }
 
 bool DpdkConn::relay_plain(int fd) {

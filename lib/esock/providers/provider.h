@@ -64,7 +64,7 @@ class ProviderConn {
   virtual void flush() = 0;
   // Whether the transport did anything for this connection since the last call (octets,
   // ACKs, completions, a state change): the runtime's round services a connection only
-  // then, or when its own work is due, or on its periodic full pass (runtime.cc). A
+  // then, or when its own work is due, or on its periodic full pass (progress.cc). A
   // provider that cannot tell says true.
   virtual bool take_activity() { return true; }
   virtual bool output_pending() const = 0;
@@ -104,9 +104,10 @@ class ProviderConn {
   // end of an AF_UNIX stream pair (non-blocking, close-on-exec, high), which the provider
   // owns from now on, also when it returns false (utcp/plain_relay.h).
   // Memory the transport may still send from by reference after the connection is
-  // released (a copy-on-write's copy, runtime.cc): the provider frees it once nothing
-  // points into it. Transports that copy what they send free it now.
-  virtual void keep_while_sent(std::unique_ptr<std::uint8_t[]> /*mem*/) {}
+  // released (a copy-on-write's copy, an ESTP stream's send buffers: runtime.cc): the
+  // provider frees it once nothing points into it. Transports that copy what they send
+  // free it now.
+  virtual void keep_while_sent(std::shared_ptr<void> /*mem*/) {}
   virtual bool relay_plain(int fd) {
     ::close(fd);
     return false;

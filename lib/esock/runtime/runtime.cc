@@ -150,10 +150,12 @@ void Conn::release_guard(int guard) {
 void Conn::release() {
   if (fork_slot && fork == Fork::none) ForkHandover::get().free(fork_slot, ::getpid());
   fork_slot = {};
+  // The stream's send buffers and copies on write may still be pointed into by frames TCP
+  // or the device hold (a reset connection's frames the PMD has not taken yet): they go
+  // with the transport's pins (unmapped earlier, such a frame faulted; found in review).
+  if (stream && pc) pc->keep_while_sent(stream->take_send_buffers());
   stream.reset();  // deregisters its buffers before the queue pair goes
   raw.reset();
-  // Copies on write may still be pointed into by frames TCP or the device hold (a reset
-  // connection's frames the PMD has not taken yet): they go with the transport's pins.
   for (AsyncWrite& w : async_writes)
     if (w.copy && pc) pc->keep_while_sent(std::move(w.copy));
   pc.reset();                                                       // closes the transport

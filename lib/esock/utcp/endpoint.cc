@@ -79,7 +79,7 @@ void Endpoint::abort() {
   conn_ = nullptr;
 }
 
-void Endpoint::keep_while_sent(std::unique_ptr<std::uint8_t[]> mem) {
+void Endpoint::keep_while_sent(std::shared_ptr<void> mem) {
   pool_->keep(std::move(mem));
 }
 

@@ -101,7 +101,7 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   tcp::Connection* release_plain();
   // Memory that octets sent by reference may point into (a copy-on-write's copy): freed
   // once TCP and the device let go of every one (TxPool::keep), which may be after us.
-  void keep_while_sent(std::unique_ptr<std::uint8_t[]> mem);
+  void keep_while_sent(std::shared_ptr<void> mem);
   const std::string& error() const { return engine_.error(); }
   const mpa::Negotiated& negotiated() const { return engine_.negotiated(); }
   const Stats& stats() const { return engine_.stats(); }

@@ -45,7 +45,8 @@ class TxPool {
   void orphan();
   // Memory pinned pieces may point into (a copy-on-write's copy, whose region is gone with
   // its owner): freed with the pool, when the last pin is back.
-  void keep(std::unique_ptr<std::uint8_t[]> mem) { kept_.push_back(std::move(mem)); }
+  // (Any owner: a copy on write's copy, an ESTP stream's send buffers.)
+  void keep(std::shared_ptr<void> mem) { kept_.push_back(std::move(mem)); }
 
  private:
   TxPool() = default;
@@ -65,7 +66,7 @@ class TxPool {
   std::deque<bool> done_;
   std::uint64_t released_through_ = 0;
   bool orphaned_ = false;
-  std::vector<std::unique_ptr<std::uint8_t[]>> kept_;
+  std::vector<std::shared_ptr<void>> kept_;
 };
 
 }  // namespace esock::utcp

@@ -54,8 +54,9 @@ bool Stack::poll(Instant now) {
       Connection& c = *it->second;
       c.retry_queued_ = false;  // refused again: queued again, for the next round
       if (!c.tcb_.device_blocked()) continue;
+      const std::uint64_t refused = iface_.stats().tx_device_full;
       c.tcb_.on_device_ready(now_);
-      if (c.tcb_.device_blocked()) {  // the device is full again
+      if (iface_.stats().tx_device_full != refused) {  // the device is full again
         for (std::size_t k = i + 1; k < retry.size(); ++k) blocked_.push_back(retry[k]);
         break;
       }
@@ -372,8 +373,11 @@ void Stack::close(Connection* c) {
 
 std::size_t Stack::unsettled() const {
   std::size_t n = 0;
-  for (const auto& [tuple, c] : conns_)
-    n += c->state() != TcpState::time_wait && c->state() != TcpState::closed;
+  for (const auto& [tuple, c] : conns_) {
+    const TcpState st = c->state();
+    n += c->released_ && (st == TcpState::fin_wait_1 || st == TcpState::fin_wait_2 ||
+                          st == TcpState::closing || st == TcpState::last_ack);
+  }
   return n;
 }
 

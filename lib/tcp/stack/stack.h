@@ -162,17 +162,19 @@ class Stack final : private TcpSink, private SegmentSink {
   // through FIN-WAIT/TIME-WAIT and frees it after.
   void close(Connection* c);
   void abort(Connection* c);  // RST, freed at once
-  // Connections not yet at their end: anything but TIME-WAIT and CLOSED (an exit drain
-  // waits for them to finish their closes with the peer's help).
+  // Released connections whose close is under way (FIN-WAIT-1/2, CLOSING, LAST-ACK): an
+  // exit drain waits for them to finish with the peer's help. Connections nobody closed
+  // (still in an accept queue, connecting) do not count: nothing will close them.
   std::size_t unsettled() const;
-  // The stack is about to stop for good (its process exits): every connection whose own
-  // close is not complete (nothing sent yet, or a FIN not acknowledged: SYN-RECEIVED,
-  // ESTABLISHED, CLOSE-WAIT, FIN-WAIT-1) is reset (RFC 9293 3.10.5 ABORT), as its peer
-  // would otherwise wait for octets or a FIN that never come. FIN-WAIT-2 goes silently, as
-  // the kernel's orphans do (its peer has everything and may still read; a reset would
-  // turn its next read into ECONNRESET), and so do TIME-WAIT, CLOSING and LAST-ACK. At
-  // most `max` at a time, so the caller can let the device drain between batches (a reset
-  // that finds the device full is lost with its connection); returns how many were reset.
+  // The stack is about to stop for good (its process exits): every connection in
+  // SYN-RECEIVED, ESTABLISHED, CLOSE-WAIT or FIN-WAIT-1 (no FIN sent yet, or ours not
+  // acknowledged) is reset (RFC 9293 3.10.5 ABORT), as its peer would otherwise wait for
+  // octets or a FIN that never come. FIN-WAIT-2 goes silently, as the kernel's orphans do
+  // (its peer has everything and may still read; a reset would turn its next read into
+  // ECONNRESET); so do TIME-WAIT, and CLOSING and LAST-ACK, where ABORT sends nothing (both
+  // FINs were sent). At most `max` at a time, so the caller can let the device drain
+  // between batches (a reset that finds the device full is lost with its connection);
+  // returns how many were reset.
   std::size_t abort_unfinished(std::size_t max = SIZE_MAX);
 
   Interface& iface() { return iface_; }
