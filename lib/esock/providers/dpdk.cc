@@ -244,7 +244,7 @@ class DpdkProvider final : public Provider {
           {"if.tx_no_route", is.tx_no_route},
           {"if.tx_device_full", is.tx_device_full},
           {"tcp.connections", rt_->stack().connection_count()},  // now, TIME-WAIT included
-          {"tcp.unsettled", rt_->stack().unsettled()},           // now: not in TIME-WAIT nor closed
+          {"tcp.unsettled", rt_->stack().unsettled()},           // now: closes under way
           {"tcp.connections_opened", st.connections_opened},
           {"tcp.connections_closed", st.connections_closed},
           {"tcp.syns_received", st.syns_received},
