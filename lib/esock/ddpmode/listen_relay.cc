@@ -3,8 +3,9 @@
 // of a SOCK_SEQPACKET pair the parent made at listen() (runtime/socket.h, ListenRelay), and
 // accept asks the parent for a connection:
 // * the child sends a one-octet request (at most one outstanding per process: each accept
-//   that finds none sends one, and so does adding the number to an epoll set, since an
-//   event-driven worker accepts only once its number polls readable);
+//   that finds none sends one, each accept that got a connection sends the next, and adding
+//   the number to an epoll set sends one, since an event-driven worker accepts only once
+//   its number polls readable);
 // * the parent's runtime answers each request with a negotiated connection from the
 //   listener's queue: the connection goes to a hidden socket whose fork relay
 //   (runtime/fork_relay.h) is active at once, and a message carrying the peer's name and the
@@ -170,6 +171,10 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
       std::lock_guard lk(DdpRuntime::get().mu);
       ls.want_sent = false;  // answered (this process's request or another child's)
     }
+    // The next request goes out at once: an event-driven worker (nginx's, one accept per
+    // event) goes back to epoll_wait after this accept and waits there for the number to
+    // poll readable again, which only the parent's next answer can make it.
+    ask_parent(fd, ls);
     // The descriptor did not fit (this process is at its limit): the kernel dropped it, and
     // with it that connection, as accept would fail with EMFILE.
     if (truncated && a < 0) return errno_fail(EMFILE);

@@ -628,6 +628,48 @@ TEST(DpdkFd, PreforkedChildrenThatPollFirstGetConnections) {
       "1 poll/select, 2 accept, 3 no connection, bits: 4 hello, 8 write, 16 echo");
 }
 
+// An event-driven worker (nginx's shape: the listener in an epoll set, one accept per event)
+// gets every connection, not only the first: each accept that got one asks the parent for
+// the next, or the number would never poll readable again.
+TEST(DpdkFd, APreforkedEpollWorkerAcceptingOnePerEventGetsEveryConnection) {
+  std::uint16_t port = 0;
+  const int l = ddp_listener(&port, false, INADDR_ANY);
+  ASSERT_GE(l, 0) << std::strerror(errno);
+  constexpr int connections = 3;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int ep = ::epoll_create1(0);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = l;
+    if (ep < 0 || ::epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev) != 0) ::_exit(1);
+    int bits = 0;
+    for (int i = 0; i < connections; ++i) {
+      epoll_event got{};
+      if (::epoll_wait(ep, &got, 1, 10000) != 1) ::_exit(2 + 32 * i);
+      const int c = ::accept4(l, nullptr, nullptr, SOCK_NONBLOCK);
+      if (c < 0) ::_exit(3);
+      ::fcntl(c, F_SETFL, 0);
+      bits |= serve_connect_back(c, 50000, static_cast<std::uint32_t>(50 + i));
+    }
+    ::_exit(bits);
+  }
+  ASSERT_GT(pid, 0);
+  std::vector<int> ctl;
+  for (int i = 0; i < connections; ++i) {
+    ctl.push_back(PeerEnv::open("connect-back " + std::to_string(port)));
+    ASSERT_GE(ctl.back(), 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1 epoll, 2 no event (32 x the connections served), 3 accept, bits: 4 hello, 8 write, "
+         "16 echo";
+  for (const int c : ctl) ::close(c);
+  ::close(l);
+}
+
 // Every data and descriptor call on one echoed connection (stream_call_checks.h).
 TEST(DpdkFd, EveryCallOnAnEchoedStream) {
   const int fd = PeerEnv::open("echo");
