@@ -13,6 +13,7 @@ packages=(
   wireshark-dev tshark
   iproute2 procps
   curl netcat-openbsd iperf3 redis-server redis-tools python3-matplotlib socat
+  nginx lighttpd apache2-utils wrk
 )
 
 missing=()

@@ -151,6 +151,83 @@ http_curl)  # python3 http.server and curl: SHA-256 of a 50 MB file
 	[ "$(sha "$TMP/got.bin")" = "$SUM" ] || fail "download differs"
 	finish PASS "50 MB, SHA-256 equal, $(mb_per_s 50000000 "$(cat "$TMP/elapsed")") MB/s"
 	;;
+nginx | lighttpd)  # static files: curl (SHA-256 of each, keep-alive, HTTP/1.0, a range), ab, wrk
+	need curl ab wrk "$APP"
+	P=$(port)
+	www=$TMP/www
+	mkdir -p "$www"
+	: >"$www/empty.bin"
+	for n in 1024 100003 1048583; do head -c "$n" "$TMP/data.bin" >"$www/f$n.bin"; done
+	ln "$TMP/data.bin" "$www/f50m.bin"
+	files="empty.bin f1024.bin f100003.bin f1048583.bin f50m.bin"
+	if [ "$APP" = nginx ]; then
+		# Debian's default shape: a master process and a forked worker (over dpdk its
+		# connections reach the worker through the master, docs/sockets.md "fork"), sendfile.
+		cat >"$TMP/nginx.conf" <<-EOF
+			daemon off; user root; worker_processes 1; pid $TMP/nginx.pid;
+			error_log $TMP/nginx-error.log info;
+			events { worker_connections 1024; }
+			http {
+			  access_log $TMP/access.log; sendfile on; tcp_nopush on;
+			  client_body_temp_path $TMP/t1; proxy_temp_path $TMP/t2; fastcgi_temp_path $TMP/t3;
+			  uwsgi_temp_path $TMP/t4; scgi_temp_path $TMP/t5;
+			  server { listen $HOST:$P; root $www; }
+			}
+		EOF
+		bg $WS nginx -e "$TMP/nginx-error.log" -c "$TMP/nginx.conf" 2>"$TMP/server.err"
+	else
+		# One process, its own event loop (lighttpd's default), sendfile.
+		cat >"$TMP/lighttpd.conf" <<-EOF
+			server.document-root = "$www"
+			server.bind = "$HOST"
+			server.port = $P
+			server.modules = ("mod_accesslog")
+			accesslog.filename = "$TMP/access.log"
+			server.max-keep-alive-requests = 100000
+		EOF
+		bg $WS lighttpd -D -f "$TMP/lighttpd.conf" 2>"$TMP/server.err"
+	fi
+	wait_listen "$P" || fail "$APP did not start"
+	url=http://$HOST:$P
+	# Each file on a connection of its own, then all of them on one keep-alive connection.
+	for f in $files; do
+		timeout 60 $WC curl -sS -f -o "$TMP/got.bin" "$url/$f" 2>"$TMP/client.err" || fail "curl $f failed"
+		[ "$(sha "$TMP/got.bin")" = "$(sha "$www/$f")" ] || fail "$f differs ($(stat -c %s "$TMP/got.bin") octets)"
+	done
+	args=()
+	for f in $files; do args+=(-o "$TMP/ka.$f" "$url/$f"); done
+	conns=$(timeout 60 $WC curl -sS -f -w '%{num_connects} ' "${args[@]}" 2>"$TMP/client.err") ||
+		fail "curl keep-alive failed"
+	for f in $files; do
+		[ "$(sha "$TMP/ka.$f")" = "$(sha "$www/$f")" ] || fail "keep-alive: $f differs"
+	done
+	[ "$(echo $conns | tr ' ' '+' | bc)" = 1 ] || fail "5 files took connections '$conns', not 1"
+	timeout 60 $WC curl -sS -f -0 -o "$TMP/got.bin" "$url/f1048583.bin" 2>"$TMP/client.err" ||
+		fail "curl HTTP/1.0 failed"
+	[ "$(sha "$TMP/got.bin")" = "$(sha "$www/f1048583.bin")" ] || fail "HTTP/1.0 download differs"
+	timeout 60 $WC curl -sS -f -r 1000-200999 -o "$TMP/got.bin" "$url/f50m.bin" 2>"$TMP/client.err" ||
+		fail "curl range failed"
+	tail -c +1001 "$www/f50m.bin" | head -c 200000 | cmp -s - "$TMP/got.bin" || fail "range differs"
+	# ab: HTTP/1.0, a connection per request; the server's access log must count them too.
+	before=$(grep -c ' "GET /f1024.bin HTTP/1.0" 200 ' "$TMP/access.log" 2>/dev/null)
+	timed timeout 60 $WC ab -q -n 2000 -c 8 "$url/f1024.bin" >"$TMP/ab.out" 2>"$TMP/client.err" || fail "ab failed"
+	grep -q "^Complete requests: *2000$" "$TMP/ab.out" && grep -q "^Failed requests: *0$" "$TMP/ab.out" &&
+		! grep -q "Non-2xx" "$TMP/ab.out" || fail "ab: $(grep -E 'requests|Non-2xx' "$TMP/ab.out" | tr -s ' ' | tr '\n' ' ')"
+	ab_rps=$(awk '/^Requests per second/ { printf "%d", $4 }' "$TMP/ab.out")
+	for _ in $(seq 1 50); do  # nginx writes its log line after the response
+		served=$(( $(grep -c ' "GET /f1024.bin HTTP/1.0" 200 ' "$TMP/access.log") - ${before:-0} ))
+		[ "$served" -ge 2000 ] && break
+		sleep 0.1
+	done
+	[ "$served" = 2000 ] || fail "the server logged $served of ab's 2000 requests"
+	# wrk: keep-alive, 16 connections, 2 s of 100 KB responses, none failed or cut short.
+	timeout 60 $WC wrk -t1 -c16 -d2s "$url/f100003.bin" >"$TMP/wrk.out" 2>"$TMP/client.err" || fail "wrk failed"
+	reqs=$(awk '/requests in/ { print $1 }' "$TMP/wrk.out")
+	! grep -qE "Socket errors|Non-2xx" "$TMP/wrk.out" && [ "${reqs:-0}" -gt 100 ] ||
+		fail "wrk: $(grep -E 'requests in|errors|Non-2xx' "$TMP/wrk.out" | tr -s ' ' | tr '\n' ' ')"
+	wrk_rps=$(awk '/^Requests\/sec/ { printf "%d", $2 }' "$TMP/wrk.out")
+	finish PASS "5 files (0 B-50 MB) SHA-256 equal each alone, on 1 keep-alive connection, HTTP/1.0, a range; ab 2000 x 1 KB (HTTP/1.0) all 200 and logged: $ab_rps/s; wrk -c16 100 KB keep-alive: $wrk_rps/s"
+	;;
 nc)  # netcat one way: SHA-256 of 50 MB
 	need nc
 	P=$(port)
