@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -67,7 +68,15 @@ namespace esock::sockets {
   X(pselect, int, (int, fd_set*, fd_set*, fd_set*, const timespec*, const sigset_t*))  \
   X(epoll_pwait, int, (int, epoll_event*, int, int, const sigset_t*))                  \
   X(__poll_chk, int, (pollfd*, nfds_t, int, size_t))                                   \
-  X(__ppoll_chk, int, (pollfd*, nfds_t, const timespec*, const sigset_t*, size_t))
+  X(__ppoll_chk, int, (pollfd*, nfds_t, const timespec*, const sigset_t*, size_t))     \
+  X(pipe, int, (int*))                                                                 \
+  X(pipe2, int, (int*, int))                                                           \
+  X(eventfd, int, (unsigned int, int))                                                 \
+  X(epoll_create, int, (int))                                                          \
+  X(epoll_create1, int, (int))                                                         \
+  X(timerfd_create, int, (int, int))                                                   \
+  X(memfd_create, int, (const char*, unsigned int))                                    \
+  X(pthread_create, int, (pthread_t*, const pthread_attr_t*, void* (*)(void*), void*))
 
 struct Libc {
 #define ESOCK_LIBC_MEMBER(name, ret, params) ret(*name) params = nullptr;

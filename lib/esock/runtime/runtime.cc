@@ -28,6 +28,7 @@
 #include "esock/process/log.h"
 #include "esock/process/page_flip.h"
 #include "esock/process/page_guard.h"
+#include "esock/process/private_fds.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/listen_queue.h"
 
@@ -253,7 +254,12 @@ int DdpRuntime::use_stack(Provider& p, std::string* why) {
     *why = "the provider's stack belongs to the parent process (fork)";
     return EOPNOTSUPP;
   }
-  if (const int err = p.start(why); err != 0) return err;
+  {
+    // What the provider opens (DPDK's EAL, its interrupt thread, the memif driver) goes to
+    // the private range, clear of the application's numbers (process/private_fds.h).
+    PrivateFdScope private_fds;
+    if (const int err = p.start(why); err != 0) return err;
+  }
   if (stack_ == nullptr && process_) std::atexit(at_exit);
   stack_ = &p;
   idle_since_known_ = false;

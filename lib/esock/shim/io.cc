@@ -10,6 +10,7 @@
 #include "esock/ddpmode/ops.h"
 #include "esock/process/libc.h"
 #include "esock/process/page_guard.h"
+#include "esock/process/private_fds.h"
 #include "esock/runtime/fd_table.h"
 
 using esock::sockets::fd_is_ddp;
@@ -174,7 +175,10 @@ ssize_t recvmsg(int fd, msghdr* msg, int flags) {
     return esock::sockets::ddp_recvmsg(fd, msg, flags);
   if (msg != nullptr && msg->msg_iov != nullptr && msg->msg_iovlen <= IOV_MAX)
     wait_writable(msg->msg_iov, static_cast<int>(msg->msg_iovlen));
-  return ESOCK_LIBC(recvmsg)(fd, msg, flags);
+  const ssize_t r = ESOCK_LIBC(recvmsg)(fd, msg, flags);
+  if (r >= 0 && esock::sockets::private_fds_here()) [[unlikely]]  // memif's regions, eventfds
+    esock::sockets::privatize_rights(msg);
+  return r;
 }
 
 ssize_t sendfile(int out_fd, int in_fd, off_t* offset, size_t count) {

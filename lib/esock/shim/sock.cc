@@ -7,6 +7,7 @@
 #include "esock/ddpmode/ops.h"
 #include "esock/esock.h"
 #include "esock/process/libc.h"
+#include "esock/process/private_fds.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 
@@ -37,6 +38,8 @@ extern "C" {
 // only where the provider carries IPv6: ddp_socket_created).
 int socket(int domain, int type, int protocol) {
   const int fd = ESOCK_LIBC(socket)(domain, type, protocol);
+  if (esock::sockets::private_fds_here()) [[unlikely]]  // the stack's own (private_fds.h)
+    return esock::sockets::privatize(fd);
   if (fd >= 0 && (domain == AF_INET || domain == AF_INET6) &&
       (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) == SOCK_STREAM &&
       (protocol == 0 || protocol == IPPROTO_TCP)) [[unlikely]]
@@ -70,13 +73,13 @@ int listen(int fd, int backlog) {
 int accept(int fd, sockaddr* addr, socklen_t* len) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_accept(fd, addr, len, 0);
-  return ESOCK_LIBC(accept)(fd, addr, len);
+  return esock::sockets::privatize(ESOCK_LIBC(accept)(fd, addr, len));
 }
 
 int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
   if (fd_is_ddp(fd)) [[unlikely]]
     return esock::sockets::ddp_accept(fd, addr, len, flags);
-  return ESOCK_LIBC(accept4)(fd, addr, len, flags);
+  return esock::sockets::privatize(ESOCK_LIBC(accept4)(fd, addr, len, flags));
 }
 
 int shutdown(int fd, int how) {

@@ -5,11 +5,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <thread>
 
 #include "ddp_helpers.h"
@@ -38,6 +42,33 @@ std::string name_of(const sockaddr_in& a) {
   char ip[INET_ADDRSTRLEN] = "?";
   ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
   return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+// The stack's own descriptors (DPDK's EAL and interrupt thread, the memif driver: its
+// memory, queue eventfds, epoll, timer) live in esock's private range, clear of the small
+// numbers an application expects (process/private_fds.h: `wrk -c1` sized its event loop
+// by them and lost its one connection). Runs first: later tests make epolls of their own.
+TEST(DpdkFd, TheStacksOwnDescriptorsStayOutOfTheApplicationsNumbers) {
+  const int fd = PeerEnv::open("echo");  // the stack is up, the memif link connected
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  rlimit rl{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  const long base = rl.rlim_cur > 256 ? std::min<long>(rl.rlim_cur / 2, 1 << 15) : 64;
+  int stack_fds = 0;
+  std::string low;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string what = std::filesystem::read_symlink(e.path(), ec).string();
+    const bool stacks = what.starts_with("/memfd:") || what == "anon_inode:[eventfd]" ||
+                        what == "anon_inode:[eventpoll]" || what == "anon_inode:[timerfd]";
+    if (!stacks) continue;
+    ++stack_fds;
+    if (std::stol(e.path().filename().string()) < base)
+      low += e.path().filename().string() + " " + what + "; ";
+  }
+  EXPECT_GE(stack_fds, 4);  // the check looked at something: DPDK's memory, epoll, timer...
+  EXPECT_EQ(low, "") << "below " << base;
+  ::close(fd);
 }
 
 TEST(DpdkFd, EchoOfManySizesIsVerified) {
