@@ -1,0 +1,153 @@
+#include "esock/process/readiness_socket.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+
+#include "esock/process/libc.h"
+
+namespace esock::sockets {
+
+namespace {
+
+// An AF_UNIX datagram socket with a kernel-chosen abstract name (autobind: only the family
+// given), close-on-exec, moved to the private range unless it is the caller's to place.
+int autobound(sockaddr_un* name, socklen_t* len, bool high) {
+  int fd = ESOCK_LIBC(socket)(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (high) {
+    const int h = move_high(fd);
+    ESOCK_LIBC(close)(fd);
+    if (h < 0) return -1;
+    fd = h;
+  }
+  const sa_family_t family = AF_UNIX;
+  *len = sizeof *name;
+  if (ESOCK_LIBC(bind)(fd, reinterpret_cast<const sockaddr*>(&family), sizeof family) != 0 ||
+      ESOCK_LIBC(getsockname)(fd, reinterpret_cast<sockaddr*>(name), len) != 0) {
+    const int err = errno;
+    ESOCK_LIBC(close)(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+const sockaddr* as_sa(const sockaddr_un& a) {
+  return reinterpret_cast<const sockaddr*>(&a);
+}
+
+bool dissolve(int fd) {
+  sockaddr unspec{};
+  unspec.sa_family = AF_UNSPEC;
+  return ESOCK_LIBC(connect)(fd, &unspec, sizeof unspec) == 0;
+}
+
+}  // namespace
+
+ReadinessHub* ReadinessHub::process() {
+  static ReadinessHub* hub = [] {
+    auto* h = new (std::nothrow) ReadinessHub;
+    if (h != nullptr && !h->open()) {
+      delete h;
+      h = nullptr;
+    }
+    return h;
+  }();
+  return hub;
+}
+
+bool ReadinessHub::open() {
+  sockaddr_un unused{};
+  socklen_t unused_len = 0;
+  full_ = autobound(&full_name_, &full_len_, true);
+  sink_ = autobound(&sink_name_, &sink_len_, true);
+  filler_ = autobound(&unused, &unused_len, true);
+  if (full_ < 0 || sink_ < 0 || filler_ < 0) return false;
+  // Fill `full` until the kernel refuses (net.unix.max_dgram_qlen + 1 datagrams): from
+  // then on a socket connected to it does not poll writable.
+  int queued = 0;
+  while (ESOCK_LIBC(sendto)(filler_, "f", 1, MSG_DONTWAIT, as_sa(full_name_), full_len_) == 1)
+    ++queued;
+  return queued > 0 && errno == EAGAIN;
+}
+
+int ReadinessHub::create(ReadinessState* st) const {
+  *st = ReadinessState{};
+  return autobound(&st->name, &st->name_len, false);
+}
+
+// Readability is a datagram the socket sends itself: the kernel lets a connected datagram
+// socket receive only from its peer, so a socket connected to `full` (not writable) is
+// dissolved for the send and connected again; and dissolving drops what is queued, so a
+// readable socket made writable sends itself the datagram again.
+bool ReadinessHub::signal_self(int fd, const ReadinessState& st) const {
+  const bool blocked = !st.writable;
+  if (blocked && !dissolve(fd)) return false;
+  const bool sent = ESOCK_LIBC(sendto)(fd, "r", 1, MSG_DONTWAIT, as_sa(st.name), st.name_len) == 1;
+  if (blocked && ESOCK_LIBC(connect)(fd, as_sa(full_name_), full_len_) != 0) return false;
+  return sent;
+}
+
+bool ReadinessHub::set_readable(int fd, ReadinessState& st, bool on) const {
+  if (on == st.readable) return true;
+  if (on) {
+    if (!signal_self(fd, st)) return false;
+  } else {
+    char b[8];
+    while (ESOCK_LIBC(recv)(fd, b, sizeof b, MSG_DONTWAIT) > 0) {
+    }
+  }
+  st.readable = on;
+  return true;
+}
+
+bool ReadinessHub::set_writable(int fd, ReadinessState& st, bool on) const {
+  if (on == st.writable) return true;
+  if (!on) {
+    // (From unconnected: nothing queued is dropped.)
+    if (ESOCK_LIBC(connect)(fd, as_sa(full_name_), full_len_) != 0) return false;
+    st.writable = false;
+    return true;
+  }
+  if (!dissolve(fd)) return false;
+  st.writable = true;
+  // The write-space wakeup: a datagram of ours, freed as the sink reads it.
+  if (ESOCK_LIBC(sendto)(fd, "w", 1, MSG_DONTWAIT, as_sa(sink_name_), sink_len_) == 1) {
+    char b[8];
+    while (ESOCK_LIBC(recv)(sink_, b, sizeof b, MSG_DONTWAIT) > 0) {
+    }
+  }
+  return !st.readable || signal_self(fd, st);  // the dissolution dropped it
+}
+
+bool ReadinessHub::end_of_stream(int fd) {
+  return ESOCK_LIBC(shutdown)(fd, SHUT_RD) == 0;
+}
+
+bool ReadinessHub::hang_up(int fd) {
+  return ESOCK_LIBC(shutdown)(fd, SHUT_RDWR) == 0;
+}
+
+bool ReadinessHub::fail(int fd, ReadinessState& st) const {
+  // fd and a throwaway socket x connected to each other, one datagram of fd's queued at x;
+  // x dissolving its side drops it and reports the loss to fd as ECONNRESET (sk_err). Then
+  // fd is left unconnected (writable, as a reset TCP socket polls) and readable as before.
+  sockaddr_un xn{};
+  socklen_t xl = 0;
+  const int x = autobound(&xn, &xl, true);
+  if (x < 0) return false;
+  const bool ok = ESOCK_LIBC(connect)(fd, as_sa(xn), xl) == 0 &&
+                  ESOCK_LIBC(connect)(x, as_sa(st.name), st.name_len) == 0 &&
+                  ESOCK_LIBC(send)(fd, "e", 1, MSG_DONTWAIT) == 1 && dissolve(x) && dissolve(fd);
+  const int err = errno;
+  ESOCK_LIBC(close)(x);
+  errno = err;
+  if (!ok) return false;
+  st.writable = true;
+  return !st.readable || signal_self(fd, st);
+}
+
+}  // namespace esock::sockets
