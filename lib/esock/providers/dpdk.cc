@@ -250,6 +250,7 @@ class DpdkProvider final : public Provider {
           {"tcp.syns_received", st.syns_received},
           {"tcp.segments_no_connection", st.segments_no_connection},
           {"tcp.accept_queue_overflow", st.accept_queue_overflow},
+          {"tcp.time_wait_reopened", st.time_wait_reopened},
           {"tcp.rx_bytes_held", st.rx_bytes_held},
           {"tcp.drops", st.drops.total()}})
       out->emplace_back(name, v);

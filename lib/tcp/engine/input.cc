@@ -244,6 +244,20 @@ bool Tcb::syn_acked(Instant now, std::uint32_t ack) {
 }
 
 // RFC 7323 3.2 and 5.3. Returns false when the segment must be dropped.
+bool Tcb::accepts_new_incarnation(const TcpRepr& syn) const {
+  if (state_ != TcpState::time_wait || !syn.has(tcp_flag::syn) ||
+      syn.has(tcp_flag::ack | tcp_flag::rst))
+    return false;
+  const bool seq_beyond = seq_gt(syn.seq, rcv_nxt_);
+  // "If TCP Timestamps would be enabled for the new incarnation": both incarnations use
+  // them, so the timestamp decides (an equal one with a higher sequence number too).
+  if (ts_ok_ && cfg_.timestamps && syn.options.timestamps) {
+    const std::uint32_t tsval = syn.options.timestamps->tsval;
+    return seq_gt(tsval, ts_recent_) || (tsval == ts_recent_ && seq_beyond);
+  }
+  return seq_beyond;  // the sequence number alone, with or without timestamps before
+}
+
 bool Tcb::check_timestamps(Instant now, const TcpRepr& seg) {
   if (!ts_ok_) return true;
   if (!seg.options.timestamps) {

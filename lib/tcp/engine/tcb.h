@@ -211,6 +211,10 @@ class Tcb {
   std::uint32_t snd_una() const { return snd_una_; }
   std::uint32_t snd_nxt() const { return snd_nxt_; }
   std::uint32_t irs() const { return irs_; }
+  // RFC 6191 section 2: whether a SYN for this connection, found in TIME-WAIT, opens a new
+  // incarnation (it cannot be an old duplicate: a newer timestamp, or a sequence number
+  // beyond the last seen) instead of being answered as a segment of this one.
+  bool accepts_new_incarnation(const TcpRepr& syn) const;
   std::uint32_t iss() const { return iss_; }
   TcbInfo info() const;
   const TcbStats& stats() const { return stats_; }

@@ -1,5 +1,7 @@
 #include "tcp/runtime/runtime.h"
 
+#include "tcp/runtime/host_isn_key.h"
+
 #include <time.h>
 
 #include <filesystem>
@@ -66,7 +68,14 @@ std::unique_ptr<Runtime> Runtime::create(const RuntimeConfig& cfg, std::string* 
     rt->top_ = w.get();
     rt->pcap_ = std::move(w);
   }
-  rt->stack_ = std::make_unique<Stack>(*rt->top_, cfg.stack, rt->clock_.now());
+  StackConfig sc = cfg.stack;
+  if (!sc.isn_key) {
+    // This user's stacks on this host share one key (host_isn_key.h: RFC 6528's key per
+    // boot), so a client's new incarnation of a 4-tuple passes RFC 6191 at the server.
+    std::string unused;
+    sc.isn_key = host_isn_key(&unused);
+  }
+  rt->stack_ = std::make_unique<Stack>(*rt->top_, sc, rt->clock_.now());
   return rt;
 }
 

@@ -141,11 +141,21 @@ void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRep
   now_ = std::max(now_, now);
   FourTuple t{dst, src, hdr.dst_port, hdr.src_port};
   auto it = conns_.find(t);
+  auto l = listeners_.find(hdr.dst_port);
+  if (it != conns_.end() && it->second->released_ && l != listeners_.end() &&
+      it->second->tcb_.accepts_new_incarnation(hdr)) {
+    // RFC 6191 section 2 (RFC 9293 3.10.7.4 allows it): a client reusing the 4-tuple of a
+    // connection this side closed first (HTTP/1.0: the server) opens a new one at once,
+    // instead of a challenge ACK, its RST and the client's SYN again a second later.
+    it->second->tcb_.abort(now_);  // in TIME-WAIT: no RST, the TCB just goes
+    erase(it);
+    it = conns_.end();
+    ++stats_.time_wait_reopened;
+  }
   if (it != conns_.end() && it->second->state() != TcpState::closed) {
     it->second->tcb_.on_segment(now_, hdr, payload, ref);
     return;
   }
-  auto l = listeners_.find(hdr.dst_port);
   if (l != listeners_.end()) {
     on_listen_segment(*l->second, t, hdr, payload, ref);
     return;

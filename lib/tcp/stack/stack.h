@@ -65,6 +65,7 @@ struct StackStats {
   std::uint64_t accept_queue_overflow = 0;
   std::uint64_t connections_opened = 0, connections_closed = 0;
   std::uint64_t time_wait_overflow = 0;  // TIME-WAITs ended early (time_wait_max)
+  std::uint64_t time_wait_reopened = 0;  // TIME-WAITs a new SYN took over (RFC 6191)
   // Received frames the connections' in-order queues pin now (bounded by
   // StackConfig::rx_pinned_frames_max and TcpConfig::rx_pinned_frames), and the segments
   // copied instead because a bound was hit.
