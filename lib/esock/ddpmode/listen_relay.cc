@@ -171,10 +171,6 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
       std::lock_guard lk(DdpRuntime::get().mu);
       ls.want_sent = false;  // answered (this process's request or another child's)
     }
-    // The next request goes out at once: an event-driven worker (nginx's, one accept per
-    // event) goes back to epoll_wait after this accept and waits there for the number to
-    // poll readable again, which only the parent's next answer can make it.
-    ask_parent(fd, ls);
     // The descriptor did not fit (this process is at its limit): the kernel dropped it, and
     // with it that connection, as accept would fail with EMFILE.
     if (truncated && a < 0) return errno_fail(EMFILE);
@@ -191,6 +187,12 @@ int accept_from_parent(int fd, Socket& ls, sockaddr* addr, socklen_t* len, int f
       std::memcpy(addr, &msg.peer, std::min(*len, plen));
       *len = plen;
     }
+    // The next request goes out at once: an event-driven worker (nginx's, one accept per
+    // event) goes back to epoll_wait after this accept and waits there for the number to
+    // poll readable again, which only the parent's next answer can make it. (So a child
+    // that exits leaves a request behind: its connection waits in the queue for another
+    // child's accept, docs/sockets.md.)
+    ask_parent(fd, ls);
     return a;
   }
 }

@@ -31,7 +31,8 @@ int privatize(int fd) {
   if (fd < 0 || !private_fds_here()) return fd;
   const int saved = errno;
   const int high = move_high(fd);
-  if (high < 0) {
+  if (high < 0 || high < lowest_private_fd()) {  // move_high's low fallback: no gain
+    if (high >= 0) ESOCK_LIBC(close)(high);
     errno = saved;
     return fd;
   }

@@ -1,9 +1,11 @@
 #include "esock/process/readiness_socket.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <initializer_list>
 #include <new>
 
 #include "esock/process/libc.h"
@@ -64,14 +66,36 @@ bool ReadinessHub::open() {
   socklen_t unused_len = 0;
   full_ = autobound(&full_name_, &full_len_, true);
   sink_ = autobound(&sink_name_, &sink_len_, true);
-  filler_ = autobound(&unused, &unused_len, true);
-  if (full_ < 0 || sink_ < 0 || filler_ < 0) return false;
-  // Fill `full` until the kernel refuses (net.unix.max_dgram_qlen + 1 datagrams): from
-  // then on a socket connected to it does not poll writable.
-  int queued = 0;
-  while (ESOCK_LIBC(sendto)(filler_, "f", 1, MSG_DONTWAIT, as_sa(full_name_), full_len_) == 1)
-    ++queued;
-  return queued > 0 && errno == EAGAIN;
+  if (full_ < 0 || sink_ < 0) return close_all();
+  // Fill `full` until a socket connected to it polls not writable: its queue holds
+  // net.unix.max_dgram_qlen + 1 datagrams then (10 by default, 512 where systemd sets it),
+  // more than one filler's send buffer may carry, so fillers come until it holds. A
+  // filler's descriptor can go at once: its datagrams stay queued at `full`.
+  const int probe = autobound(&unused, &unused_len, true);
+  if (probe < 0 || ESOCK_LIBC(connect)(probe, as_sa(full_name_), full_len_) != 0) {
+    if (probe >= 0) ESOCK_LIBC(close)(probe);
+    return close_all();
+  }
+  bool full = false;
+  for (int fillers = 0; fillers < 64 && !full; ++fillers) {
+    const int filler = autobound(&unused, &unused_len, true);
+    if (filler < 0) break;
+    while (ESOCK_LIBC(sendto)(filler, "f", 1, MSG_DONTWAIT, as_sa(full_name_), full_len_) == 1) {
+    }
+    ESOCK_LIBC(close)(filler);
+    pollfd p{probe, POLLOUT, 0};
+    full = ESOCK_LIBC(poll)(&p, 1, 0) == 0;
+  }
+  ESOCK_LIBC(close)(probe);
+  return full || close_all();
+}
+
+bool ReadinessHub::close_all() {
+  for (int* fd : {&full_, &sink_}) {
+    if (*fd >= 0) ESOCK_LIBC(close)(*fd);
+    *fd = -1;
+  }
+  return false;
 }
 
 int ReadinessHub::create(ReadinessState* st) const {
@@ -86,26 +110,30 @@ int ReadinessHub::create(ReadinessState* st) const {
 bool ReadinessHub::signal_self(int fd, const ReadinessState& st) const {
   const bool blocked = !st.writable;
   if (blocked && !dissolve(fd)) return false;
-  const bool sent = ESOCK_LIBC(sendto)(fd, "r", 1, MSG_DONTWAIT, as_sa(st.name), st.name_len) == 1;
+  // EPIPE: its reading side is shut (end_of_stream, hang_up): readable for good already.
+  const bool sent =
+      ESOCK_LIBC(sendto)(fd, "r", 1, MSG_DONTWAIT, as_sa(st.name), st.name_len) == 1 ||
+      errno == EPIPE;
   if (blocked && ESOCK_LIBC(connect)(fd, as_sa(full_name_), full_len_) != 0) return false;
   return sent;
 }
 
 bool ReadinessHub::set_readable(int fd, ReadinessState& st, bool on) const {
-  if (on == st.readable) return true;
+  if (on == st.readable || st.failed) return true;
   if (on) {
     if (!signal_self(fd, st)) return false;
-  } else {
-    char b[8];
-    while (ESOCK_LIBC(recv)(fd, b, sizeof b, MSG_DONTWAIT) > 0) {
-    }
+    st.readable = true;
+    return true;
   }
-  st.readable = on;
+  char b[8];
+  while (ESOCK_LIBC(recv)(fd, b, sizeof b, MSG_DONTWAIT) > 0) {
+  }
+  st.readable = false;
   return true;
 }
 
 bool ReadinessHub::set_writable(int fd, ReadinessState& st, bool on) const {
-  if (on == st.writable) return true;
+  if (on == st.writable || st.failed) return true;
   if (!on) {
     // (From unconnected: nothing queued is dropped.)
     if (ESOCK_LIBC(connect)(fd, as_sa(full_name_), full_len_) != 0) return false;
@@ -132,22 +160,30 @@ bool ReadinessHub::hang_up(int fd) {
 }
 
 bool ReadinessHub::fail(int fd, ReadinessState& st) const {
+  if (st.failed) return true;
   // fd and a throwaway socket x connected to each other, one datagram of fd's queued at x;
-  // x dissolving its side drops it and reports the loss to fd as ECONNRESET (sk_err). Then
-  // fd is left unconnected (writable, as a reset TCP socket polls) and readable as before.
+  // x dissolving its side drops it and reports the loss to fd as ECONNRESET (sk_err). fd
+  // stays connected to x, which is gone then: writable, as a reset TCP socket polls. A
+  // readable fd gets its datagram again from x (connecting to x dropped its own queue, and
+  // a send of fd's own now would take the error instead).
   sockaddr_un xn{};
   socklen_t xl = 0;
   const int x = autobound(&xn, &xl, true);
   if (x < 0) return false;
+  auto readable_again = [&] {
+    return ESOCK_LIBC(send)(x, "r", 1, MSG_DONTWAIT) == 1 || errno == EPIPE;  // EPIPE: EOF
+  };
   const bool ok = ESOCK_LIBC(connect)(fd, as_sa(xn), xl) == 0 &&
                   ESOCK_LIBC(connect)(x, as_sa(st.name), st.name_len) == 0 &&
-                  ESOCK_LIBC(send)(fd, "e", 1, MSG_DONTWAIT) == 1 && dissolve(x) && dissolve(fd);
+                  ESOCK_LIBC(send)(fd, "e", 1, MSG_DONTWAIT) == 1 &&
+                  (!st.readable || readable_again()) && dissolve(x);
   const int err = errno;
   ESOCK_LIBC(close)(x);
   errno = err;
   if (!ok) return false;
   st.writable = true;
-  return !st.readable || signal_self(fd, st);
+  st.failed = true;
+  return true;
 }
 
 }  // namespace esock::sockets

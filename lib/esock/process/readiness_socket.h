@@ -18,7 +18,7 @@
 //   error         POLLERR with SO_ERROR ECONNRESET: a datagram pair with a throwaway socket
 //                 whose dissolution, with a datagram of ours still queued there, is
 //                 reported to us as a reset.
-// The hub's three sockets are shared by every connection of the process (and of its fork
+// The hub's two sockets are shared by every connection of the process (and of its fork
 // children, which inherit them).
 #pragma once
 
@@ -32,6 +32,7 @@ struct ReadinessState {
   socklen_t name_len = 0;
   bool readable = false;
   bool writable = true;
+  bool failed = false;  // fail() froze it: the connection is gone
 };
 
 class ReadinessHub {
@@ -42,23 +43,25 @@ class ReadinessHub {
   // A new readiness socket, close-on-exec, writable and not readable; -1 with errno.
   int create(ReadinessState* st) const;
   // Transitions; each returns false (errno) if the kernel refused a step. After
-  // end_of_stream or hang_up the socket polls readable for good: set_readable(true) is
-  // refused then (EPIPE) and not needed.
+  // end_of_stream or hang_up the socket polls readable for good (set_readable(true) has
+  // nothing left to do). fail() is the last: what it leaves (POLLERR, writable, readable if
+  // it was) stays, and later transitions do nothing.
   bool set_readable(int fd, ReadinessState& st, bool on) const;
   bool set_writable(int fd, ReadinessState& st, bool on) const;
   static bool end_of_stream(int fd);
   static bool hang_up(int fd);
-  // POLLERR, SO_ERROR ECONNRESET once; writable again, as a reset TCP socket polls.
+  // POLLERR, SO_ERROR ECONNRESET once; writable, as a reset TCP socket polls; readable if
+  // it was.
   bool fail(int fd, ReadinessState& st) const;
 
  private:
   ReadinessHub() = default;
   bool open();
+  bool close_all();  // false, with the hub's sockets closed
   bool signal_self(int fd, const ReadinessState& st) const;
 
-  int full_ = -1;    // its receive queue is kept full
-  int filler_ = -1;  // what keeps `full` full (its datagrams stay queued there)
-  int sink_ = -1;    // takes and frees one datagram per writability wakeup
+  int full_ = -1;  // its receive queue is kept full (by fillers whose datagrams stay there)
+  int sink_ = -1;  // takes and frees one datagram per writability wakeup
   sockaddr_un full_name_{}, sink_name_{};
   socklen_t full_len_ = 0, sink_len_ = 0;
 };

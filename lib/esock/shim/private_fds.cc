@@ -9,8 +9,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
-#include <new>
 
 #include "esock/process/libc.h"
 #include "esock/process/private_fds.h"
@@ -33,11 +33,20 @@ struct PrivateStart {
   void* arg;
 };
 
+// The start routines in flight, in a fixed table rather than on the heap: start_private
+// runs before whatever start routine it wraps (a sanitizer's, which sets the thread up),
+// so it allocates nothing. DPDK starts a few control threads; should more be in flight at
+// once, the others start unwrapped (their descriptors stay where the kernel puts them).
+constexpr int slots = 16;
+PrivateStart slot[slots];
+std::atomic<bool> slot_used[slots];
+
 void* start_private(void* p) {
-  const PrivateStart s = *static_cast<PrivateStart*>(p);
-  delete static_cast<PrivateStart*>(p);
+  auto* s = static_cast<PrivateStart*>(p);
+  const PrivateStart copy = *s;
+  slot_used[s - slot].store(false, std::memory_order_release);
   esock::sockets::private_fds_for_life();
-  return s.fn(s.arg);
+  return copy.fn(copy.arg);
 }
 
 }  // namespace
@@ -77,11 +86,15 @@ int memfd_create(const char* name, unsigned int flags) {
 int pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   if (!private_fds_here()) [[likely]]
     return ESOCK_LIBC(pthread_create)(t, attr, fn, arg);
-  auto* s = new (std::nothrow) PrivateStart{fn, arg};
-  if (s == nullptr) return EAGAIN;
-  const int r = ESOCK_LIBC(pthread_create)(t, attr, start_private, s);
-  if (r != 0) delete s;
-  return r;
+  for (int i = 0; i < slots; ++i) {
+    bool free = false;
+    if (!slot_used[i].compare_exchange_strong(free, true, std::memory_order_acquire)) continue;
+    slot[i] = PrivateStart{fn, arg};
+    const int r = ESOCK_LIBC(pthread_create)(t, attr, start_private, &slot[i]);
+    if (r != 0) slot_used[i].store(false, std::memory_order_release);
+    return r;
+  }
+  return ESOCK_LIBC(pthread_create)(t, attr, fn, arg);
 }
 
 }  // extern "C"

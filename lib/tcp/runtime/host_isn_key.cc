@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +16,13 @@ namespace {
 // Reads the key if `path` is a regular file of exactly the key's size, owned by us and
 // readable by nobody else.
 std::optional<IsnGenerator::Key> read_key(const std::string& path, std::string* why) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  // O_NONBLOCK: a FIFO another user put there must not hang the open (the type is checked
+  // next, before any read).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT) *why = path + ": " + std::strerror(errno) + ": a random key instead";
+    return std::nullopt;
+  }
   IsnGenerator::Key key{};
   struct stat st {};
   const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
@@ -44,8 +50,8 @@ std::optional<IsnGenerator::Key> host_isn_key(std::string* why, const std::strin
   }
   IsnGenerator::Key key{};
   randombytes_buf(key.data(), key.size());
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  std::string tmp = path + ".tmp.XXXXXX";  // mkostemp: a fresh name, mode 0600, O_EXCL
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
     *why = "cannot make " + tmp + ": " + std::strerror(errno);
     return std::nullopt;

@@ -84,6 +84,30 @@ TEST(ReadinessSocket, EndOfStreamHangUpAndError) {
   EXPECT_EQ(revents(s.fd), POLLIN | POLLRDHUP | POLLOUT | POLLHUP);  // read once, as TCP's
 }
 
+// After the end of stream a readable socket stays readable through the other transitions;
+// a reset is the last transition: its POLLERR, and the readability it found, stay.
+TEST(ReadinessSocket, TransitionsAfterTheEndOfStreamAndAReset) {
+  Signal s;
+  ASSERT_GE(s.fd, 0);
+  ASSERT_TRUE(s.hub->set_readable(s.fd, s.st, true));
+  ASSERT_TRUE(s.hub->set_writable(s.fd, s.st, false));
+  ASSERT_TRUE(ReadinessHub::end_of_stream(s.fd));
+  EXPECT_TRUE(s.hub->set_writable(s.fd, s.st, true));
+  EXPECT_EQ(revents(s.fd), POLLIN | POLLRDHUP | POLLOUT);
+  EXPECT_TRUE(s.hub->set_writable(s.fd, s.st, false));
+  EXPECT_TRUE(s.hub->fail(s.fd, s.st));
+  EXPECT_EQ(revents(s.fd), POLLIN | POLLRDHUP | POLLOUT | POLLERR);
+  Signal t;  // readable and blocked, without the end of stream
+  ASSERT_GE(t.fd, 0);
+  ASSERT_TRUE(t.hub->set_readable(t.fd, t.st, true));
+  ASSERT_TRUE(t.hub->set_writable(t.fd, t.st, false));
+  ASSERT_TRUE(t.hub->fail(t.fd, t.st));
+  EXPECT_EQ(revents(t.fd), POLLIN | POLLOUT | POLLERR);
+  EXPECT_TRUE(t.hub->set_readable(t.fd, t.st, false));  // frozen: nothing changes
+  EXPECT_TRUE(t.hub->set_writable(t.fd, t.st, false));
+  EXPECT_EQ(revents(t.fd), POLLIN | POLLOUT | POLLERR);
+}
+
 TEST(ReadinessSocket, EdgeTriggeredEpollSeesEachRisingEdge) {
   Signal s;
   ASSERT_GE(s.fd, 0);
@@ -152,7 +176,7 @@ TEST(ReadinessSocket, ABlockedPollWakesWhenTheStateRises) {
   }
 }
 
-// One descriptor per connection (the hub's three are the process's, made once): 10,000
+// One descriptor per connection (the hub's two are the process's, made once): 10,000
 // connections' readiness fits where this machine's hard limit is 20,000 descriptors.
 TEST(ReadinessSocket, TenThousandConnectionsTakeTenThousandDescriptors) {
   constexpr int n = 10000;

@@ -61,5 +61,16 @@ TEST(HostIsnKey, AFileOfAnotherSizeIsNotTrusted) {
   std::remove(path.c_str());
 }
 
+// Another user's FIFO in the key's place must not hang the stack's start (nor be read).
+TEST(HostIsnKey, AFifoInItsPlaceIsRefusedWithoutWaiting) {
+  const std::string path = scratch("isn-key-fifo");
+  std::remove(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::string why;
+  EXPECT_FALSE(host_isn_key(&why, path));
+  EXPECT_FALSE(why.empty());
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace esock::tcp
