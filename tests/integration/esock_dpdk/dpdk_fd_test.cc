@@ -66,7 +66,11 @@ TEST(DpdkFd, TheStacksOwnDescriptorsStayOutOfTheApplicationsNumbers) {
     if (std::stol(e.path().filename().string()) < base)
       low += e.path().filename().string() + " " + what + "; ";
   }
-  EXPECT_GE(stack_fds, 4);  // the check looked at something: DPDK's memory, epoll, timer...
+  // The check looked at something: DPDK's memory, epoll, timer... (another provider, as
+  // tests/interop/rdmacm runs this suite, has its own few.)
+  if (!PeerEnv::external()) {
+    EXPECT_GE(stack_fds, 4);
+  }
   EXPECT_EQ(low, "") << "below " << base;
   ::close(fd);
 }
