@@ -41,6 +41,13 @@ const sockaddr* as_sa(const sockaddr_un& a) {
   return reinterpret_cast<const sockaddr*>(&a);
 }
 
+// Takes every datagram queued on fd.
+void drain(int fd) {
+  char b[8];
+  while (ESOCK_LIBC(recv)(fd, b, sizeof b, MSG_DONTWAIT) > 0) {
+  }
+}
+
 bool dissolve(int fd) {
   sockaddr unspec{};
   unspec.sa_family = AF_UNSPEC;
@@ -125,9 +132,7 @@ bool ReadinessHub::set_readable(int fd, ReadinessState& st, bool on) const {
     st.readable = true;
     return true;
   }
-  char b[8];
-  while (ESOCK_LIBC(recv)(fd, b, sizeof b, MSG_DONTWAIT) > 0) {
-  }
+  drain(fd);
   st.readable = false;
   return true;
 }
@@ -143,11 +148,7 @@ bool ReadinessHub::set_writable(int fd, ReadinessState& st, bool on) const {
   if (!dissolve(fd)) return false;
   st.writable = true;
   // The write-space wakeup: a datagram of ours, freed as the sink reads it.
-  if (ESOCK_LIBC(sendto)(fd, "w", 1, MSG_DONTWAIT, as_sa(sink_name_), sink_len_) == 1) {
-    char b[8];
-    while (ESOCK_LIBC(recv)(sink_, b, sizeof b, MSG_DONTWAIT) > 0) {
-    }
-  }
+  if (ESOCK_LIBC(sendto)(fd, "w", 1, MSG_DONTWAIT, as_sa(sink_name_), sink_len_) == 1) drain(sink_);
   return !st.readable || signal_self(fd, st);  // the dissolution dropped it
 }
 
@@ -164,8 +165,8 @@ bool ReadinessHub::fail(int fd, ReadinessState& st) const {
   // fd and a throwaway socket x connected to each other, one datagram of fd's queued at x;
   // x dissolving its side drops it and reports the loss to fd as ECONNRESET (sk_err). fd
   // stays connected to x, which is gone then: writable, as a reset TCP socket polls. A
-  // readable fd gets its datagram again from x (connecting to x dropped its own queue, and
-  // a send of fd's own now would take the error instead).
+  // readable fd gets a datagram from x too (connecting to x dropped its own queue if it was
+  // connected to `full`, and a send of fd's own now would take the error instead).
   sockaddr_un xn{};
   socklen_t xl = 0;
   const int x = autobound(&xn, &xl, true);

@@ -18,7 +18,7 @@ constexpr std::int64_t isn_tick_ns = 4000;  // RFC 6528 section 3: 4 microsecond
 static_assert(crypto_shorthash_siphash24_KEYBYTES == 16);
 }  // namespace
 
-IsnGenerator IsnGenerator::with_random_key() {
+IsnGenerator::Key IsnGenerator::random_key() {
   // sodium_init is idempotent and thread-safe. It fails only without an entropy source,
   // and then randombytes_buf aborts inside libsodium rather than hand out predictable
   // bytes: a stack must not run with guessable ISNs (RFC 6528 section 3), so we let it.
@@ -27,7 +27,7 @@ IsnGenerator IsnGenerator::with_random_key() {
   }
   Key key{};
   randombytes_buf(key.data(), key.size());
-  return IsnGenerator(key);
+  return key;
 }
 
 std::uint32_t IsnGenerator::hash(std::uint8_t domain, const FourTuple& t,

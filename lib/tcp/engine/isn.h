@@ -20,8 +20,9 @@ class IsnGenerator {
   using Key = std::array<std::uint8_t, 16>;  // crypto_shorthash_siphash24_KEYBYTES
 
   explicit IsnGenerator(const Key& key) : key_(key) {}
-  // Draws the key from libsodium's CSPRNG (runtimes; tests pass a fixed key).
-  static IsnGenerator with_random_key();
+  // A key from libsodium's CSPRNG (runtimes; tests pass a fixed key).
+  static Key random_key();
+  static IsnGenerator with_random_key() { return IsnGenerator(random_key()); }
 
   // RFC 6528 section 3. M is now / 4 us, taken modulo 2^32 (it wraps every ~4.77 h,
   // as the RFC's timer does).

@@ -1,7 +1,6 @@
 #include "tcp/runtime/host_isn_key.h"
 
 #include <fcntl.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,15 +40,12 @@ std::optional<IsnGenerator::Key> read_key(const std::string& path, std::string* 
 std::optional<IsnGenerator::Key> host_isn_key(std::string* why, const std::string& given) {
   const std::string path =
       given.empty() ? "/dev/shm/esock-isn-key." + std::to_string(::geteuid()) : given;
+  why->clear();  // read_key says why only when the file is there but not to be used
   if (auto k = read_key(path, why)) return k;
-  if (!why->empty()) return std::nullopt;  // there, but not trusted
+  if (!why->empty()) return std::nullopt;
   // Made whole under a name of our own, then linked in: a racing process either links first
   // (ours is dropped, theirs read) or reads ours complete.
-  if (sodium_init() < 0) {
-    // randombytes_buf reports the failure itself (isn.cc)
-  }
-  IsnGenerator::Key key{};
-  randombytes_buf(key.data(), key.size());
+  const IsnGenerator::Key key = IsnGenerator::random_key();
   std::string tmp = path + ".tmp.XXXXXX";  // mkostemp: a fresh name, mode 0600, O_EXCL
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {

@@ -141,9 +141,10 @@ void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRep
   now_ = std::max(now_, now);
   FourTuple t{dst, src, hdr.dst_port, hdr.src_port};
   auto it = conns_.find(t);
-  auto l = listeners_.find(hdr.dst_port);
-  if (it != conns_.end() && it->second->released_ && l != listeners_.end() &&
-      it->second->tcb_.accepts_new_incarnation(hdr)) {
+  // (The listener is looked up only for a SYN that found its tuple in TIME-WAIT, not for
+  // every segment of an established connection.)
+  if (it != conns_.end() && it->second->released_ &&
+      it->second->tcb_.accepts_new_incarnation(hdr) && listeners_.count(hdr.dst_port) != 0) {
     // RFC 6191 section 2 (RFC 9293 3.10.7.4 allows it): a client reusing the 4-tuple of a
     // connection this side closed first (HTTP/1.0: the server) opens a new one at once,
     // instead of a challenge ACK, its RST and the client's SYN again a second later.
@@ -156,6 +157,7 @@ void Stack::on_tcp_segment(Instant now, Ipv4Addr src, Ipv4Addr dst, const TcpRep
     it->second->tcb_.on_segment(now_, hdr, payload, ref);
     return;
   }
+  auto l = listeners_.find(hdr.dst_port);
   if (l != listeners_.end()) {
     on_listen_segment(*l->second, t, hdr, payload, ref);
     return;
