@@ -155,15 +155,20 @@ TEST(DpdkFd, ASignalDuringASpinningPollEndsItWithEintr) {
   ASSERT_EQ(::sigaction(SIGUSR1, &sa, &old), 0);
   g_usr1 = 0;
   int r = 0, err = 0;
-  const unsigned long long r0 = esock_inline_rounds();
+  std::atomic<bool> entering{false};
   std::thread waiter([&] {
     pollfd p{fd, POLLIN, 0};
+    entering = true;
     r = ::poll(&p, 1, 20000);
     err = errno;
   });
-  // Once the waiter ran a round it is in the spin, or (past the budget: 200 us by default)
-  // asleep in the kernel: either way the answer must be EINTR, and soon.
+  // Once the waiter is at its poll and a round ran after that, it is in the spin, or (past
+  // the budget: 200 us by default) asleep in the kernel: either way the answer must be
+  // EINTR, and soon. (Counting rounds from before the thread started let a loaded CI send
+  // the signal before the poll: its handler ran, and the poll slept its 20 s.)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!entering && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  const unsigned long long r0 = esock_inline_rounds();
   while (esock_inline_rounds() == r0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   const auto killed = std::chrono::steady_clock::now();
