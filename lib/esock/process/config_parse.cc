@@ -187,6 +187,7 @@ const Setting settings[] = {
     {"sink_threshold", count<&Config::sink_threshold, 0, 1u << 30>},
     {"rndv_threshold", count<&Config::rndv_threshold, 0, 1u << 30>},
     {"async_read_threshold", count<&Config::async_read_threshold, 0, 1u << 30>},
+    {"prefetch_us", count<&Config::prefetch_us, 0, 10'000'000>},
     {"zcopy",
      [](Config& c, const std::string& v) {
        return one_of(v, {"copy", "sync", "async", "async-cow"}, &c.zcopy);

@@ -27,6 +27,11 @@ struct Config {
   // the page moves and guards cost 25 us a 64 KiB read here, where a copy takes 2 us, and
   // about what a copy does from 1 MiB (bench_page_flip).
   std::size_t async_read_threshold = 1048576;
+  // In the asynchronous modes, how long the peer's advertised data waits for a read before
+  // it is fetched ahead into a bounce buffer (DdpRuntime::prefetch): a reader that comes
+  // back within it gets the data zero-copy; the peer's waiting writer is released this
+  // much later than TCP's buffering would release it.
+  unsigned prefetch_us = 1000;
   // Writes of at least rndv_threshold (docs/sockets.md, "Zero-copy modes"): copy (always
   // copied), sync (zero-copy, write returns once pulled) or async (zero-copy, write
   // returns at once, the pages write-guarded until pulled). Per socket: ESOCK_ZCOPY_MODE.

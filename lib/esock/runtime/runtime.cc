@@ -47,9 +47,6 @@ constexpr Duration exit_drain_time = 1s;
 constexpr unsigned short_sleeps = 4096;  // ~0.5 s of 50 us sleeps (with timer slack)
 constexpr long short_sleep_ns = 50'000;
 constexpr long long_sleep_ns = 1'000'000;
-// How long an advertised source waits for a read in the asynchronous modes before it is
-// fetched ahead (DdpRuntime::prefetch).
-constexpr Duration prefetch_grace = std::chrono::milliseconds(1);
 
 // The readable signal of an application's number (A): one octet queued from L to A.
 void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
@@ -555,11 +552,11 @@ void DdpRuntime::prefetch(Socket& s) {
   }
   // The asynchronous modes give a reader that comes back at once (a streaming loop) the
   // source for an asynchronous read (ddpmode/read_async.h), which lands without a copy:
-  // fetched ahead only once it waited prefetch_grace with no read (a writer on the other
+  // fetched ahead only once it waited ESOCK_PREFETCH_US with no read (a writer on the other
   // end that waits for the pull is released a little later than TCP's buffering would).
   if (zcopy_async(zcopy_mode(s))) {
     const Instant now = clock_.now();
-    if (!c.prefetch_at) c.prefetch_at = now + prefetch_grace;
+    if (!c.prefetch_at) c.prefetch_at = now + std::chrono::microseconds(config().prefetch_us);
     if (now < *c.prefetch_at) return;
   }
   c.prefetch_at.reset();

@@ -46,6 +46,7 @@ TEST(ConfigParse, FileValuesCommentsAndSizes) {
       "\n"
       "  sink_threshold=64K\n"
       "async_read_threshold = 2M\n"
+      "prefetch_us = 250000\n"
       "rndv_threshold = 1M\n"
       "mpa_crc = allow\n"
       "ddpmode_all = yes\n"
@@ -55,6 +56,7 @@ TEST(ConfigParse, FileValuesCommentsAndSizes) {
   EXPECT_EQ(p.c.provider, "dpdk");
   EXPECT_EQ(p.c.sink_threshold, 65536u);
   EXPECT_EQ(p.c.async_read_threshold, 2097152u);
+  EXPECT_EQ(p.c.prefetch_us, 250000u);
   EXPECT_EQ(p.c.rndv_threshold, 1u << 20);
   EXPECT_EQ(p.c.mpa_crc, mpa::Policy::allow);
   EXPECT_TRUE(p.c.ddpmode_all);
@@ -150,7 +152,7 @@ TEST(ConfigParse, EveryDocumentedKeyIsKnown) {
     for (const ConfigIssue& i : p.issues)
       EXPECT_EQ(i.text.find("unknown setting"), std::string::npos) << i.text;
   }
-  EXPECT_EQ(config_keys().size(), 30u);
+  EXPECT_EQ(config_keys().size(), 31u);
 }
 
 TEST(ConfigParse, ZcopyIsOneOfFourModes) {
