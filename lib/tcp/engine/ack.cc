@@ -95,7 +95,7 @@ void Tcb::on_new_ack(Instant now, std::uint32_t ack) {
       std::uint32_t deflate = std::min(newreno_inflation_, acked);
       newreno_inflation_ = newreno_inflation_ - deflate + (acked >= smss_ ? smss_ : 0);
       retransmit(now, snd_una_, std::min<std::uint32_t>(smss_, snd_max_ - snd_una_));
-      rto_deadline_ = now + rtt_.rto();
+      arm(rto_deadline_, now + rtt_.rto());
     }
   } else {
     CcAck a;
@@ -111,7 +111,7 @@ void Tcb::on_new_ack(Instant now, std::uint32_t ack) {
   if (snd_una_ == snd_max_)
     rto_deadline_ = Instant::never();
   else if (!in_recovery_ || sack_ok_)
-    rto_deadline_ = now + rtt_.rto();
+    arm(rto_deadline_, now + rtt_.rto());
 
   if (data_acked && user_) user_->on_acked(static_cast<std::uint32_t>(data_acked));
   if (fin_acked) {
@@ -126,7 +126,7 @@ void Tcb::our_fin_acked(Instant now) {
     case TcpState::fin_wait_1:
       set_state(TcpState::fin_wait_2);
       if (orphan_ && cfg_.orphan_fin_wait2.count() > 0)
-        close_deadline_ = now + cfg_.orphan_fin_wait2;
+        arm(close_deadline_, now + cfg_.orphan_fin_wait2);
       break;
     case TcpState::closing:
       enter_time_wait(now);
@@ -176,7 +176,7 @@ void Tcb::enter_recovery(Instant now) {
     newreno_inflation_ = dup_thresh * smss_;
     retransmit(now, snd_una_, std::min<std::uint32_t>(smss_, snd_max_ - snd_una_));
   }
-  rto_deadline_ = now + rtt_.rto();
+  arm(rto_deadline_, now + rtt_.rto());
 }
 
 }  // namespace esock::tcp

@@ -77,7 +77,7 @@ void Tcb::on_segment(Instant now, const TcpRepr& seg, bytes_view payload, const 
         ack_now_ = true;
       // A retransmitted FIN in TIME-WAIT restarts the 2 MSL timeout (3.10.7.4 eighth).
       if (state_ == TcpState::time_wait && seg.has(tcp_flag::fin))
-        close_deadline_ = now + 2 * cfg_.msl;
+        arm(close_deadline_, now + 2 * cfg_.msl);
     }
     output(now);
     return;
@@ -356,7 +356,7 @@ void Tcb::process_text(Instant now, const TcpRepr& seg, bytes_view payload, cons
     if (filled || cfg_.quickack || segs_since_ack_ >= 2)
       ack_now_ = true;
     else if (delack_deadline_ == Instant::never())
-      delack_deadline_ = now + cfg_.delayed_ack;
+      arm(delack_deadline_, now + cfg_.delayed_ack);
     if (user_) user_->on_readable();
     return;
   }
@@ -450,7 +450,7 @@ void Tcb::process_fin(Instant now, std::uint32_t fin_seq) {
     // A retransmitted FIN. Not counted: the acceptability test has already dropped (as
     // old_sequence) any segment that ends before RCV.NXT; this is only a guard.
     ack_now_ = true;
-    if (state_ == TcpState::time_wait) close_deadline_ = now + 2 * cfg_.msl;
+    if (state_ == TcpState::time_wait) arm(close_deadline_, now + 2 * cfg_.msl);
     return;
   }
   if (fin_seq != rcv_nxt_) {

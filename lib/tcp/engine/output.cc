@@ -360,7 +360,7 @@ void Tcb::update_persist(Instant now) {
     return;
   }
   if (persist_deadline_ == Instant::never()) {
-    persist_deadline_ = now + rtt_.rto();
+    arm(persist_deadline_, now + rtt_.rto());
     rto_deadline_ = Instant::never();
   }
 }

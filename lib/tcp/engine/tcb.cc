@@ -313,7 +313,7 @@ void Tcb::set_orphan(Instant now) {
   orphan_ = true;
   user_ = nullptr;
   if (state_ == TcpState::fin_wait_2 && cfg_.orphan_fin_wait2.count() > 0)
-    close_deadline_ = now + cfg_.orphan_fin_wait2;
+    arm(close_deadline_, now + cfg_.orphan_fin_wait2);
 }
 
 TcbInfo Tcb::info() const {

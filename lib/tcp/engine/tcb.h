@@ -102,6 +102,9 @@ class TcbUser {
     return false;
   }
   virtual void on_range_delivered(std::uint32_t /*seq*/, std::uint32_t /*len*/) {}
+  // A timer was armed for `when` (Tcb::next_deadline() may be this or earlier): a stack of
+  // many TCBs keeps them in a queue by deadline instead of asking every TCB each tick.
+  virtual void on_deadline(Instant /*when*/) {}
 };
 
 struct TcbStats {
@@ -280,6 +283,11 @@ class Tcb {
   void count_drop(DropReason r);  // the one place TcbStats::drops (and its aliases) move
   void set_state(TcpState s);
   void finish(CloseReason r);
+  // Sets one of the deadlines below and tells the user (TcbUser::on_deadline).
+  void arm(Instant& deadline, Instant when) {
+    deadline = when;
+    if (user_) user_->on_deadline(when);
+  }
   std::uint32_t data_end() const;  // sequence number after the last queued data byte
   std::uint32_t flight_size() const;
   std::uint32_t fin_seq() const { return data_end(); }

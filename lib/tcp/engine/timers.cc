@@ -33,7 +33,7 @@ void Tcb::on_timer(Instant now) {
 
 // RFC 6298 5.1: started when data is sent and the timer is not running.
 void Tcb::arm_rto(Instant now) {
-  if (rto_deadline_ == Instant::never()) rto_deadline_ = now + rtt_.rto();
+  if (rto_deadline_ == Instant::never()) arm(rto_deadline_, now + rtt_.rto());
 }
 
 void Tcb::on_rto(Instant now) {
@@ -91,11 +91,11 @@ void Tcb::on_persist(Instant now) {
   send_segment(now, snd_una_ - 1, 0, 0);
   persist_backoff_ = std::min(persist_backoff_ + 1, 16u);
   Duration next = rtt_.rto() * (1 << std::min(persist_backoff_, 10u));
-  persist_deadline_ = now + std::min(next, cfg_.persist_max);
+  arm(persist_deadline_, now + std::min(next, cfg_.persist_max));
 }
 
 void Tcb::arm_keepalive(Instant now) {
-  if (cfg_.keepalive) keepalive_deadline_ = now + cfg_.keepalive_idle;
+  if (cfg_.keepalive) arm(keepalive_deadline_, now + cfg_.keepalive_idle);
 }
 
 // 3.8.4: after keepalive_idle without hearing from the peer, probe with SEG.SEQ =
@@ -105,7 +105,7 @@ void Tcb::on_keepalive(Instant now) {
   if (!cfg_.keepalive || (state_ != TcpState::established && state_ != TcpState::close_wait))
     return;
   if (now - last_rx_ < cfg_.keepalive_idle) {
-    keepalive_deadline_ = last_rx_ + cfg_.keepalive_idle;
+    arm(keepalive_deadline_, last_rx_ + cfg_.keepalive_idle);
     probes_unanswered_ = 0;
     return;
   }
@@ -116,7 +116,7 @@ void Tcb::on_keepalive(Instant now) {
   ++probes_unanswered_;
   ++stats_.keepalive_probes;
   send_segment(now, snd_max_ - 1, 0, 0);  // SND.MAX: see send_ack
-  keepalive_deadline_ = now + cfg_.keepalive_interval;
+  arm(keepalive_deadline_, now + cfg_.keepalive_interval);
 }
 
 void Tcb::enter_time_wait(Instant now) {
@@ -128,7 +128,7 @@ void Tcb::enter_time_wait(Instant now) {
   ooo_.release_memory();
   charge_rx_budget();
   rto_deadline_ = persist_deadline_ = keepalive_deadline_ = Instant::never();
-  close_deadline_ = now + 2 * cfg_.msl;
+  arm(close_deadline_, now + 2 * cfg_.msl);
 }
 
 }  // namespace esock::tcp

@@ -61,7 +61,14 @@ void Connection::on_acked(std::uint32_t bytes) {
 void Connection::on_closed(CloseReason r) {
   if (parent_) stack_.child_gone(this);
   ++stack_.stats_.connections_closed;
+  stack_.note_released(*this);  // a released connection is freed in the next round
   if (user_) user_->on_closed(r);
+}
+void Connection::on_deadline(Instant when) {
+  stack_.schedule(*this, when);
+  // A released connection entering TIME-WAIT (its 2 MSL timer is armed then) counts
+  // against StackConfig::time_wait_max.
+  if (tcb_.state() == TcpState::time_wait) stack_.note_released(*this);
 }
 bool Connection::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef& ref) {
   return user_ && user_->on_out_of_order(seq, data, ref);

@@ -41,6 +41,8 @@ bool Stack::poll(Instant now) {
     if (n < Interface::rx_burst_size) break;
   }
   work |= run_timers(now_);
+  if (time_wait_.size() > cfg_.time_wait_max) bound_time_wait();
+  if (!reapable_.empty()) reap();
   iface_.flush();
   // Connections the device refused earlier go on now that the flush made room, until the
   // device refuses again: the rest wait for the next round rather than each building a
@@ -68,34 +70,87 @@ bool Stack::poll(Instant now) {
 }
 
 // Timers are checked at most once per granularity: RTO is at least 200 ms and the delayed
-// ACK 40 ms, so a 1 ms scan costs nothing in accuracy and keeps poll() cheap.
+// ACK 40 ms, so a 1 ms tick costs nothing in accuracy. Each tick looks only at the
+// connections whose earliest deadline came (timers_), O(log n) each.
 bool Stack::run_timers(Instant now) {
   if (now < next_timer_scan_) return false;
   next_timer_scan_ = now + cfg_.timer_granularity;
   bool work = false;
-  std::size_t time_wait = 0;
-  for (auto& [t, c] : conns_) {
+  while (!timers_.empty() && timers_.top().when <= now) {
+    const TimerEntry e = timers_.top();
+    timers_.pop();
+    Connection* c = find(e.tuple, e.serial);
+    // An entry the connection has replaced by an earlier one, or of one freed since.
+    if (c == nullptr || c->scheduled_ != e.when) continue;
+    c->scheduled_ = Instant::never();
+    ++stats_.timer_checks;
     if (c->tcb_.next_deadline() <= now) {
       c->tcb_.on_timer(now);
       work = true;
     }
-    if (c->released_ && c->state() == TcpState::time_wait && ++time_wait > cfg_.time_wait_max) {
-      c->tcb_.abort(now);  // in TIME-WAIT: no RST, the TCB just goes (RFC 9293 3.10.5)
-      ++stats_.time_wait_overflow;
-    }
+    schedule(*c, c->tcb_.next_deadline());  // a deadline that was moved later, or is next
   }
   iface_.on_timer(now);
-  reap();
   return work;
 }
 
+void Stack::schedule(Connection& c, Instant when) {
+  if (when == Instant::never() || when >= c.scheduled_) return;  // an entry comes earlier
+  c.scheduled_ = when;
+  timers_.push(TimerEntry{when, c.tuple(), c.serial_});
+  // Entries whose deadline moved later wait in the heap until their time: a connection
+  // with a far deadline (keepalive, 2 h) and a busy conversation would leave one per
+  // exchange. Past twice one per connection the heap is rebuilt from the live deadlines.
+  if (timers_.size() > 2 * conns_.size() + 64) rebuild_timers();
+}
+
+void Stack::rebuild_timers() {
+  std::vector<TimerEntry> live;
+  live.reserve(conns_.size());
+  for (auto& [t, c] : conns_) {
+    c->scheduled_ = c->tcb_.next_deadline();
+    if (c->scheduled_ != Instant::never()) live.push_back(TimerEntry{c->scheduled_, t, c->serial_});
+  }
+  timers_ = decltype(timers_)(std::greater<TimerEntry>(), std::move(live));
+}
+
+Connection* Stack::find(const FourTuple& t, std::uint64_t serial) {
+  const auto it = conns_.find(t);
+  return it != conns_.end() && it->second->serial_ == serial ? it->second.get() : nullptr;
+}
+
+void Stack::note_released(Connection& c) {
+  if (!c.released_) return;
+  if (c.state() == TcpState::closed) {
+    reapable_.emplace_back(c.tuple(), c.serial_);
+  } else if (c.state() == TcpState::time_wait && !c.time_wait_queued_) {
+    c.time_wait_queued_ = true;
+    time_wait_.emplace_back(c.tuple(), c.serial_);  // bounded in the round (poll)
+  }
+}
+
+// StackConfig::time_wait_max: past it the oldest released TIME-WAITs end at once.
+void Stack::bound_time_wait() {
+  std::erase_if(time_wait_, [this](const auto& e) {
+    const Connection* c = find(e.first, e.second);
+    return c == nullptr || c->state() != TcpState::time_wait;
+  });
+  while (time_wait_.size() > cfg_.time_wait_max) {
+    Connection* c = find(time_wait_.front().first, time_wait_.front().second);
+    time_wait_.pop_front();
+    c->tcb_.abort(now_);  // in TIME-WAIT: no RST, the TCB just goes (RFC 9293 3.10.5)
+    ++stats_.time_wait_overflow;
+  }
+}
+
 void Stack::reap() {
-  for (auto it = conns_.begin(); it != conns_.end();) {
-    Connection& c = *it->second;
-    if (c.released_ && c.state() == TcpState::closed)
-      erase(it++);
-    else
-      ++it;
+  std::vector<std::pair<FourTuple, std::uint64_t>> due;
+  due.swap(reapable_);
+  for (const auto& [t, serial] : due) {
+    const auto it = conns_.find(t);
+    if (it == conns_.end() || it->second->serial_ != serial) continue;
+    const Connection& c = *it->second;
+    if (c.released_ && c.state() == TcpState::closed) erase(it);
   }
 }
 
@@ -283,6 +338,7 @@ bool Stack::accept_syn_cookie(Listener& l, const FourTuple& t, const TcpRepr& ac
 Connection* Stack::create(const FourTuple& t, const TcpConfig& cfg, Listener* parent) {
   auto c = std::unique_ptr<Connection>(new Connection(*this, clamp(cfg), t, parent));
   Connection* raw = c.get();
+  raw->serial_ = ++next_serial_;
   conns_[t] = std::move(c);
   ++stats_.connections_opened;
   return raw;
@@ -380,6 +436,9 @@ void Stack::close(Connection* c) {
   c->tcb_.close(now_);
   c->tcb_.set_orphan(now_);
   c->tcb_.set_user(c);  // the TCB's user is the Connection itself, which stays
+  // The orphan's FIN-WAIT-2 bound, armed while the TCB had no user (set_orphan).
+  schedule(*c, c->tcb_.next_deadline());
+  note_released(*c);  // closed or in TIME-WAIT already
   iface_.flush();
 }
 
@@ -418,6 +477,7 @@ void Stack::abort(Connection* c) {
   c->released_ = true;
   c->user_ = nullptr;
   c->tcb_.abort(now_);
+  note_released(*c);  // (on_closed did, unless it was closed before)
   iface_.flush();
 }
 

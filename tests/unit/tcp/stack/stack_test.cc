@@ -3,6 +3,7 @@
 // reordering, duplication and corruption, refused connections, orderly close and reaping,
 // and a SYN flood against a bounded listener.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cstring>
 
@@ -182,6 +183,72 @@ TEST_F(StackPair, TimeWaitIsBoundedPerStack) {
   run_until([] { return false; }, 10ms);
   EXPECT_EQ(a->connection_count(), 4u);  // in TIME-WAIT: 2 MSL is 60 s by default
   EXPECT_EQ(a->stats().time_wait_overflow, 6u);
+}
+
+// Timers are kept by deadline (issue 18): a tick looks at the connections whose time came,
+// not at every connection. 200 idle connections (keepalive armed, nothing else due) held
+// for 5 s of 1 ms ticks: a walk of every connection per tick would be 2,000,000 looks;
+// here a connection is looked at only when a deadline it once had comes (a handshake's
+// retransmission timer, later cleared: at most one each), and the keepalives fire when due.
+TEST_F(StackPair, IdleConnectionsCostTheTimerTickNothing) {
+  tcp.keepalive = true;
+  tcp.keepalive_idle = 10s;
+  build();
+  int err = 0;
+  Listener* l = b->listen(80, 256, &err);
+  ASSERT_NE(l, nullptr);
+  constexpr int n = 200;
+  std::vector<Connection*> clients;
+  for (int i = 0; i < n; ++i) clients.push_back(a->connect(ip_b, 80, &err));
+  int accepted = 0;
+  ASSERT_TRUE(run_until([&] {
+    while (b->accept(l) != nullptr) ++accepted;
+    return accepted == n && std::all_of(clients.begin(), clients.end(),
+                                        [](Connection* c) { return c->established(); });
+  }));
+  run_until([] { return false; }, 1s);  // the handshakes' delayed ACKs and RTOs are over
+  const std::uint64_t before = a->stats().timer_checks + b->stats().timer_checks;
+  run_until([] { return false; }, 5s);  // 250,000 steps, 5,000 ticks of each stack
+  EXPECT_LE(a->stats().timer_checks + b->stats().timer_checks - before, 2u * n);
+  run_until([] { return false; }, 6s);  // past keepalive_idle: one probe per connection
+  std::uint64_t probes = 0;
+  for (Connection* c : clients) probes += c->tcb().stats().keepalive_probes;
+  EXPECT_EQ(probes, static_cast<std::uint64_t>(n));
+  EXPECT_LE(a->stats().timer_checks + b->stats().timer_checks - before, 4u * n);
+}
+
+// An exchange arms a near timer (delayed ACK, RTO) in front of a far one (keepalive, 2 h):
+// each leaves an entry behind in the timer queue, which is rebuilt before those outnumber
+// the connections (1000 exchanges on one connection left 1000 entries before).
+TEST_F(StackPair, TheTimerQueueStaysBoundedByTheConnections) {
+  tcp.keepalive = true;
+  build();
+  auto [c, s] = connect();
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint8_t q = 'q';
+    ASSERT_EQ(c->send({&q, 1}), 1u);
+    std::uint8_t got = 0;
+    ASSERT_TRUE(run_until([&, s = s] { return s->recv({&got, 1}) == 1; }));
+    ASSERT_EQ(s->send({&got, 1}), 1u);
+    ASSERT_TRUE(run_until([&, c = c] { return c->recv({&got, 1}) == 1; }));
+    run_until([] { return false; }, 50ms);  // the delayed ACKs fire
+  }
+  EXPECT_LE(a->timer_queue_size(), 2 * a->connection_count() + 64);
+  EXPECT_LE(b->timer_queue_size(), 2 * b->connection_count() + 64);
+}
+
+// An orphan (closed by its owner) in FIN-WAIT-2 whose peer never closes ends after
+// TcpConfig::orphan_fin_wait2: its timer is armed at close, while the TCB has no user.
+TEST_F(StackPair, ASilentPeersOrphanInFinWait2IsFreedAfterItsBound) {
+  tcp.orphan_fin_wait2 = 2s;
+  build();
+  auto [c, s] = connect();
+  c->shutdown_send();
+  ASSERT_TRUE(run_until([&, c = c] { return c->state() == TcpState::fin_wait_2; }));
+  run_until([] { return false; }, 3s);  // every timer the FIN armed came and went
+  a->close(c);
+  EXPECT_TRUE(run_until([&] { return a->connection_count() == 0; }, 5s));
+  EXPECT_EQ(b->connection_count(), 1u);  // the peer, in CLOSE-WAIT, never closed
 }
 
 // RFC 6191 section 2: the server closed first (HTTP/1.0) and holds TIME-WAIT; the client
