@@ -32,6 +32,7 @@ Endpoint::Endpoint(tcp::Stack& stack, tcp::Connection* conn, rnic::Context& ctx,
       pool_(TxPool::create()),
       engine_(engine_config(opts, initiator), ctx, *this) {
   conn_->set_user(this);
+  pool_->set_wake([](void* self) { static_cast<Endpoint*>(self)->poke(); }, this);
 }
 
 std::unique_ptr<Endpoint> Endpoint::connect(tcp::Stack& stack, rnic::Context& ctx,
@@ -107,13 +108,13 @@ void Endpoint::on_established() {
   // The recv queue starts at IRS + 1; the MPA stream after the peer's Request/Reply.
   rx_seq_ = conn_->tcb().irs() + 1;
   engine_.start();  // RFC 5044 section 7.1: the initiator's Request goes out at once
-  work_ = true;
+  poke();
 }
 
 void Endpoint::on_closed(tcp::CloseReason r) {
   engine_.on_transport_closed(r == tcp::CloseReason::normal,
                               std::string("TCP connection ") + tcp::to_string(r));
-  work_ = true;
+  poke();
 }
 
 bool Endpoint::progress() {

@@ -85,7 +85,14 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   // offered, and only those with a known target are placed.
   void hold_input(bool on) {
     hold_input_ = on;
-    work_ = true;
+    poke();
+  }
+  // Called whenever TCP gave this endpoint something to do (a segment, an ACK, room, a
+  // state change): a stack of many endpoints progresses only those (utcp users that poll
+  // every endpoint every round need not set it).
+  void set_wake(void (*fn)(void*), void* ctx) {
+    wake_ = fn;
+    wake_ctx_ = ctx;
   }
 
   State state() const;
@@ -115,9 +122,13 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
            bool initiator);
   // TcbUser
   void on_established() override;
-  void on_readable() override { work_ = true; }
-  void on_writable() override { work_ = true; }
-  void on_acked(std::uint32_t) override { work_ = true; }
+  void on_readable() override { poke(); }
+  void on_writable() override { poke(); }
+  void on_acked(std::uint32_t) override { poke(); }
+  void poke() {
+    work_ = true;
+    if (wake_ != nullptr) wake_(wake_ctx_);
+  }
   void on_closed(tcp::CloseReason r) override;
   bool on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef& ref) override;
   void on_range_delivered(std::uint32_t seq, std::uint32_t len) override;
@@ -140,6 +151,8 @@ class Endpoint final : public rnic::EndpointVerbs, private tcp::TcbUser, private
   rnic::Engine engine_;
   bool tcp_up_ = false;  // TCP established: MPA started
   bool work_ = true;
+  void (*wake_)(void*) = nullptr;
+  void* wake_ctx_ = nullptr;
   bool hold_input_ = false;
   bool fin_sent_ = false;
   bool close_requested_ = false;

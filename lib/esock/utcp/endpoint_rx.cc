@@ -65,7 +65,7 @@ bool Endpoint::receive() {
 
 void Endpoint::on_range_delivered(std::uint32_t seq, std::uint32_t len) {
   skips_.push_back(Skip{seq, len});
-  work_ = true;
+  poke();
 }
 
 // RFC 5044 section 8: a segment ahead of a hole is placed now when it is self-describing;
@@ -73,6 +73,7 @@ void Endpoint::on_range_delivered(std::uint32_t seq, std::uint32_t len) {
 bool Endpoint::on_out_of_order(std::uint32_t seq, bytes_view data, const BufRef&) {
   // Out-of-order segments lie ahead of rx_seq_ within the receive window (< 2^31).
   const std::uint64_t pos = engine_.rx_position() + static_cast<std::uint32_t>(seq - rx_seq_);
+  poke();  // placed data may complete a message
   return engine_.place_out_of_order(pos, data);
 }
 

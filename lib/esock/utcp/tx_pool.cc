@@ -39,14 +39,17 @@ void TxPool::mark_done(std::uint64_t id) {
   const std::uint64_t i = id - released_through_ - 1;
   if (done_.size() <= i) done_.resize(static_cast<std::size_t>(i) + 1, false);
   done_[static_cast<std::size_t>(i)] = true;
+  const std::uint64_t before = released_through_;
   while (!done_.empty() && done_.front()) {
     done_.pop_front();
     ++released_through_;
   }
+  if (released_through_ != before && wake_ != nullptr) wake_(wake_ctx_);
 }
 
 void TxPool::orphan() {
   orphaned_ = true;
+  wake_ = nullptr;  // the owner is gone
   if (pins_out_ == 0) delete this;
 }
 

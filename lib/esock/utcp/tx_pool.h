@@ -40,6 +40,12 @@ class TxPool {
   // Every id up to this one is done (0: none yet).
   std::uint64_t released_through() const { return released_through_; }
   std::size_t pins_out() const { return pins_out_; }
+  // Called when released_through() moves (a frame's last reference dropped: TCP's ACK, or
+  // the device done with it, whichever came last): the owner has completions to make.
+  void set_wake(void (*fn)(void*), void* ctx) {
+    wake_ = fn;
+    wake_ctx_ = ctx;
+  }
 
   // The owner is gone: delete this pool as soon as no reference is out (possibly now).
   void orphan();
@@ -66,6 +72,8 @@ class TxPool {
   std::deque<bool> done_;
   std::uint64_t released_through_ = 0;
   bool orphaned_ = false;
+  void (*wake_)(void*) = nullptr;
+  void* wake_ctx_ = nullptr;
   std::vector<std::shared_ptr<void>> kept_;
 };
 

@@ -41,6 +41,13 @@ bool Stack::poll(Instant now) {
     if (n < Interface::rx_burst_size) break;
   }
   work |= run_timers(now_);
+  // Entries of connections that left TIME-WAIT (2 MSL over, or a new incarnation) leave
+  // from the front as they go, roughly in the order they came.
+  while (!time_wait_.empty()) {
+    const Connection* c = find(time_wait_.front().first, time_wait_.front().second);
+    if (c != nullptr && c->state() == TcpState::time_wait) break;
+    time_wait_.pop_front();
+  }
   if (time_wait_.size() > cfg_.time_wait_max) bound_time_wait();
   if (!reapable_.empty()) reap();
   iface_.flush();
@@ -152,6 +159,9 @@ void Stack::reap() {
     const Connection& c = *it->second;
     if (c.released_ && c.state() == TcpState::closed) erase(it);
   }
+  // The freed connections' entries would wait out their deadlines (2 MSL, keepalive) and
+  // keep the heap's memory: rebuilt to the live ones once they outnumber them.
+  if (timers_.size() > 2 * conns_.size() + 64) rebuild_timers();
 }
 
 void Stack::erase(
