@@ -190,7 +190,7 @@ TEST_F(StackPair, TimeWaitIsBoundedPerStack) {
 // for 5 s of 1 ms ticks: a walk of every connection per tick would be 2,000,000 looks;
 // here a connection is looked at only when a deadline it once had comes (a handshake's
 // retransmission timer, later cleared: at most one each), and the keepalives fire when due.
-TEST_F(StackPair, IdleConnectionsCostTheTimerTickNothing) {
+TEST_F(StackPair, IdleConnectionsAreNotLookedAtEveryTick) {
   tcp.keepalive = true;
   tcp.keepalive_idle = 10s;
   build();
