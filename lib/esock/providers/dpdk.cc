@@ -314,30 +314,29 @@ class DpdkProvider final : public Provider {
     // every 1 ms): active opens waiting for the link start in it, and what it finds to do
     // on an endpoint nobody woke is counted (dpdk.progress_unwoken; 0 is the design).
     const auto now = std::chrono::steady_clock::now();
-    // (Two lists taking turns, so a round allocates nothing; what a progress wakes again
-    // waits for the next round.)
-    progressing_.swap(ready_);
-    if (now >= next_full_progress_ || full_pass_due_) {
+    if (now >= next_full_progress_ || starting_ > 0) {
       next_full_progress_ =
           now + full_progress_every * std::max<std::size_t>(1, conns_.size() / 100);
-      full_pass_due_ = false;
+      std::vector<DpdkConn*> woken;
+      woken.swap(ready_);
+      starting_ = 0;
       for (DpdkConn* c : conns_) {
         const bool was_woken = c->woken_;
         c->woken_ = false;
         const bool was_started = c->started();
         const bool d = c->start_if_link_up() && c->progress();
-        // An active open waiting for the link is tried again next round.
-        full_pass_due_ = full_pass_due_ || (!c->started() && c->start_failed() == 0);
+        if (!c->started() && c->start_failed() == 0) ++starting_;
         if (d && !was_woken && was_started) ++progress_unwoken_;
         did |= d;
       }
     } else {
-      for (DpdkConn* c : progressing_) {
+      std::vector<DpdkConn*> woken;
+      woken.swap(ready_);
+      for (DpdkConn* c : woken) {
         c->woken_ = false;
         did |= c->progress();
       }
     }
-    progressing_.clear();
     for (auto& r : relays_) did |= r->pump();
     // A relay over (both ends of stream, or a reset) releases its connection to the stack
     // once everything it passed on was acknowledged (so an exit right after loses nothing);
@@ -426,11 +425,12 @@ class DpdkProvider final : public Provider {
   tcp::Runtime& runtime() { return *rt_; }
   void attach(DpdkConn* c) {
     conns_.push_back(c);
-    full_pass_due_ = true;  // which starts an active open once the link is up
+    ++starting_;  // the next round makes a full pass, which starts it or counts it started
   }
   void detach(DpdkConn* c) {
     std::erase(conns_, c);
     if (c->woken_) std::erase(ready_, c);
+    if (!c->started() && c->start_failed() == 0 && starting_ > 0) --starting_;
   }
   void wake(DpdkConn* c) {
     if (c->woken_) return;
@@ -504,9 +504,8 @@ class DpdkProvider final : public Provider {
   int start_err_ = 0;
   std::string start_why_;
   std::vector<DpdkConn*> conns_;
-  std::vector<DpdkConn*> ready_;        // woken since their last progress (DpdkConn::woken_)
-  std::vector<DpdkConn*> progressing_;  // this round's (poll_once)
-  bool full_pass_due_ = false;          // a connection came, or an active open waits for the link
+  std::vector<DpdkConn*> ready_;  // woken since their last progress (DpdkConn::woken_)
+  std::size_t starting_ = 0;      // active opens not started yet (the link was down)
   static constexpr std::chrono::milliseconds full_progress_every{1};
   std::chrono::steady_clock::time_point next_full_progress_{};
   std::uint64_t progress_unwoken_ = 0;

@@ -265,9 +265,9 @@ bool DdpRuntime::needs_service(Conn& c) {
 void DdpRuntime::service_all() {
   const Instant start = clock_.now();
   const bool full = start >= next_full_service_;
-  // Per 100 sockets one period: a full pass services (and so progresses, through the
-  // provider's flush) every connection, which the dpdk provider's rounds no longer do for
-  // idle ones; what a missed cause waits grows with the sockets held.
+  // Per 100 sockets one period: a full pass costs about 1 us a connection here, so held
+  // connections cost an idle process the same whatever their number (4000: 45% of a core
+  // at a pass each millisecond), and what a missed cause waits grows with them.
   if (full)
     next_full_service_ = start + full_service_every * static_cast<long>(std::max<std::size_t>(
                                                           1, socks_.size() / 100));
