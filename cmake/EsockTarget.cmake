@@ -28,9 +28,13 @@ function(esock_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   esock_target_defaults(${name})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} esock_hang_watchdog GTest::gtest GTest::gmock
+                                        GTest::gtest_main)
+  # Each test is one process of a few seconds (under ASan the longest took 6 s); the hang
+  # watchdog (tests/support/hang_watchdog.cc) prints the stacks of one still running at
+  # 120 s, before this TIMEOUT ends it.
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS "${ARG_LABELS}"
+                       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 180
                        ENVIRONMENT "ESOCK_SOURCE_DIR=${PROJECT_SOURCE_DIR};ESOCK_SHARED_DIR=${ESOCK_SHARED_DIR}")
 endfunction()
 

@@ -11,7 +11,7 @@ packages=(
   libdpdk-dev dpdk
   librdmacm-dev libibverbs-dev
   wireshark-dev tshark
-  iproute2 procps
+  iproute2 procps gdb
   curl netcat-openbsd iperf3 redis-server redis-tools python3-matplotlib socat
   nginx lighttpd apache2-utils wrk
 )

@@ -299,6 +299,7 @@ bool Stream::rndv_reads_old(std::uint32_t id) const {
 }
 
 void Stream::shutdown_write() {
+  if (!fin_wanted_) fin_after_peer_ = peer_fin_;
   fin_wanted_ = true;
   send_due();
 }

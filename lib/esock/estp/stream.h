@@ -160,6 +160,9 @@ class Stream {
   // Queues FIN after everything already written (section 8).
   void shutdown_write();
   bool write_shut() const { return fin_wanted_; }
+  // Our FIN was queued after the peer's had arrived: the peer closed first (its end of
+  // stream came first), as TCP's passive closer sees it.
+  bool closed_after_peer() const { return fin_after_peer_; }
 
   // --- receiving ---
   // Copies queued DATA (and pulled bounce data) into dst; stops before an unpulled
@@ -322,6 +325,7 @@ class Stream {
   std::vector<std::uint32_t> sfree_;
   std::vector<std::uint32_t> sbuf_payload_;  // per send buffer: DATA octets in flight
   bool fin_wanted_ = false, fin_sent_ = false;
+  bool fin_after_peer_ = false;  // (closed_after_peer)
   bool peer_closed_ = false;
   // Messages posted, and the peer's grants received, since the start; fin_seq_: the count
   // with our FIN (fin_delivered()).

@@ -251,6 +251,7 @@ class DpdkProvider final : public Provider {
           {"if.tx_device_full", is.tx_device_full},
           {"tcp.connections", rt_->stack().connection_count()},  // now, TIME-WAIT included
           {"tcp.unsettled", rt_->stack().unsettled()},           // now: closes under way
+          {"tcp.time_wait", rt_->stack().time_wait_listed()},    // now (about)
           {"dpdk.progress_unwoken", progress_unwoken_},          // (poll_once: 0 is the design)
           {"tcp.connections_opened", st.connections_opened},
           {"tcp.connections_closed", st.connections_closed},

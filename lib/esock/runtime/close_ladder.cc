@@ -8,10 +8,13 @@ void CloseLadder::start(Instant now) {
   deadline_ = now + drain_time;
 }
 
-CloseAction CloseLadder::step(Instant now, TransportState transport, bool drained) {
+CloseAction CloseLadder::step(Instant now, TransportState transport, bool drained,
+                              bool peer_closed_first) {
   const bool healthy = transport == TransportState::open;
+  // The peer's TCP FIN is awaited before ours (the header says why).
+  const bool fin_may_go = drained && !peer_closed_first;
   CloseAction act = CloseAction::none;
-  if (stage_ == CloseStage::draining && (!healthy || now >= deadline_ || drained)) {
+  if (stage_ == CloseStage::draining && (!healthy || now >= deadline_ || fin_may_go)) {
     stage_ = CloseStage::fin_sent;
     deadline_ = now + fin_wait;
     act = CloseAction::send_fin;

@@ -565,7 +565,8 @@ void DdpRuntime::prefetch(Socket& s) {
 
 void DdpRuntime::close_step(Conn& c, TransportState transport, bool drained) {
   if (!c.close_ladder.closing()) return;
-  const CloseAction act = c.close_ladder.step(clock_.now(), transport, drained);
+  const bool peer_first = c.stream && c.stream->closed_after_peer();
+  const CloseAction act = c.close_ladder.step(clock_.now(), transport, drained, peer_first);
   if (sends_fin(act)) c.pc->shutdown();
   if (releases(act)) c.release();
 }

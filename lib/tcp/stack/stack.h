@@ -194,6 +194,9 @@ class Stack final : private TcpSink, private SegmentSink {
   StackStats stats() const;
   std::size_t connection_count() const { return conns_.size(); }
   std::size_t timer_queue_size() const { return timers_.size(); }  // live and stale entries
+  // Connections listed as in TIME-WAIT (those whose TIME-WAIT ended leave the list from its
+  // front, so it may count a few that already left).
+  std::size_t time_wait_listed() const { return time_wait_.size(); }
   const TcpConfig& default_config() const { return cfg_.tcp; }
 
  private:

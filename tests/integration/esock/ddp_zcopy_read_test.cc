@@ -7,6 +7,7 @@
 // The writer is a child process the test stops (SIGSTOP) once its data is advertised: its
 // RDMA Read then cannot be answered until the test lets it go on (SIGCONT), which makes
 // "the read returned before its data" a fact, not a race.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,7 +18,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "ddp_helpers.h"
@@ -44,6 +47,29 @@ constexpr auto settle = 300ms;
 #endif
 constexpr std::size_t n = 8 * 1024 * 1024;
 constexpr std::uint32_t seed = 23;
+
+// Whether every thread of `pid` is stopped (state T in /proc/PID/task/TID/stat). kill(2)
+// returns before a thread running on another core has taken SIGSTOP; until it has, it may
+// still answer a Read (CI: 290 KiB of a read that was to wait landed).
+bool all_threads_stopped(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  int seen = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(f, line);
+    const std::size_t close_paren = line.rfind(')');
+    if (close_paren == std::string::npos || close_paren + 2 >= line.size()) continue;
+    ++seen;
+    all = all && line[close_paren + 2] == 'T';
+  }
+  ::closedir(d);
+  return all && seen > 0;
+}
 
 // A DDPMODE writer in a child process: it writes n octets of pattern(n, seed) (ESOCK_ZCOPY
 // sync: one advertised source, which waits for our pull) and then waits for end of stream.
@@ -85,6 +111,7 @@ struct StoppedWriter {
     EXPECT_EQ(::poll(&p, 1, 30'000), 1) << "the writer advertised nothing in 30 s";
     std::this_thread::sleep_for(settle);
     ::kill(pid, SIGSTOP);
+    for (int i = 0; i < 5000 && !all_threads_stopped(pid); ++i) std::this_thread::sleep_for(1ms);
   }
   void go_on() { ::kill(pid, SIGCONT); }
   pid_t pid = -1;

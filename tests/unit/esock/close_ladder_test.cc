@@ -123,6 +123,34 @@ TEST_F(CloseLadderTest, StartTwiceKeepsTheFirstDeadline) {
   EXPECT_EQ(ladder.step(t0 + 2s, healthy, not_drained), CloseAction::send_fin);
 }
 
+// The peer closed first (its end of stream came before ours was queued): our TCP FIN waits
+// for the peer's, so this side closes passively (no TIME-WAIT here), and goes with it.
+constexpr bool peer_first = true;
+
+TEST_F(CloseLadderTest, APeerThatClosedFirstHasItsFinAwaitedBeforeOurs) {
+  close_at_t0();
+  EXPECT_EQ(ladder.step(t0 + 10ms, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 1s, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.stage(), CloseStage::draining);
+  EXPECT_EQ(ladder.step(t0 + 1s + 1ms, peer_ended, drained, peer_first),
+            CloseAction::send_fin_and_release);
+  EXPECT_EQ(ladder.stage(), CloseStage::released);
+}
+
+TEST_F(CloseLadderTest, APeerThatClosedFirstButSendsNoFinIsWaitedForOnlyUntilTheDrainDeadline) {
+  // (A peer that shut its writing side but keeps its socket open.)
+  close_at_t0();
+  EXPECT_EQ(ladder.step(t0 + 2s - 1ns, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 2s, healthy, drained, peer_first), CloseAction::send_fin);
+  EXPECT_EQ(ladder.step(t0 + 3s, healthy, drained, peer_first), CloseAction::release);
+}
+
+TEST_F(CloseLadderTest, APeerThatClosedFirstAndThenResetReleasesAtOnce) {
+  close_at_t0();
+  ASSERT_EQ(ladder.step(t0 + 10ms, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 20ms, broken, drained, peer_first), CloseAction::send_fin_and_release);
+}
+
 TEST(CloseAction, SendsFinAndReleasesAsNamed) {
   EXPECT_FALSE(sends_fin(CloseAction::none));
   EXPECT_FALSE(releases(CloseAction::none));

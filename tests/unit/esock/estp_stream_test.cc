@@ -260,6 +260,11 @@ TEST(Estp, FinEndsTheStreamAfterTheData) {
   p.run();
   r = p.a.stream->read({&dst, 1}, false);
   EXPECT_EQ(r.n, 500u);
+  // Who closed first, as the close ladder asks: a did, b's FIN came after a's arrived.
+  p.b.stream->shutdown_write();
+  p.run();
+  EXPECT_FALSE(p.a.stream->closed_after_peer());
+  EXPECT_TRUE(p.b.stream->closed_after_peer());
 }
 
 TEST(Estp, MalformedSendIsAProtocolError) {

@@ -201,6 +201,33 @@ TEST_F(RuntimeCloseTest, StreamSendsEstpFinThenTcpFinThenWaitsForThePeersFin) {
   EXPECT_EQ(wire.shutdowns, 1);
 }
 
+// The peer closed first (its ESTP FIN came before our close): our TCP FIN waits for the
+// peer's, so this side closes passively, as a kernel socket reading end of stream and then
+// closing does (sent at once, the FINs crossed and left both sides in TIME-WAIT).
+TEST_F(RuntimeCloseTest, StreamWhosePeerClosedFirstSendsItsTcpFinAfterThePeers) {
+  connect(false);
+  pair.b.stream->shutdown_write();
+  for (int i = 0; i < 3; ++i) {
+    peer_round();
+    round();
+  }
+  ASSERT_TRUE(sock->conn->stream->peer_fin());
+  rt.close(sock);
+  for (int i = 0; i < 4; ++i) {
+    round();
+    peer_round();
+  }
+  EXPECT_TRUE(pair.b.stream->peer_fin());  // our ESTP FIN went
+  EXPECT_EQ(wire.shutdowns, 0);            // our TCP FIN did not
+  clock.advance(1s);
+  round();
+  EXPECT_EQ(wire.shutdowns, 0);
+  wire.state = TransportState::ended;  // the peer's FIN
+  round();
+  EXPECT_EQ(wire.shutdowns, 1);
+  EXPECT_TRUE(released());
+}
+
 // Drained is more than "no octets waiting": an ESTP FIN that waits for a credit keeps the
 // TCP FIN back too (else the peer would see the stream end without the ESTP FIN).
 TEST_F(RuntimeCloseTest, StreamTcpFinWaitsForAnEstpFinThatWaitsForACredit) {
