@@ -187,6 +187,7 @@ AsyncStep write_async(Socket& s, DdpRuntime& rt, std::unique_lock<RuntimeMutex>&
   const int rc = s.conn->stream->start_rndv({p, n}, &id);
   if (rc == 0) {
     s.conn->async_writes.push_back({.rndv_id = id, .guard = guard, .cow = cow, .src = p, .len = n});
+    rt.mark_due(s);  // its pull is watched every round
     ++s.conn->async_writes_total;
     rt.drain_async_writes_at_exit();
     rt.note_activity();

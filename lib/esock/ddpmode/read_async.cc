@@ -49,6 +49,7 @@ std::size_t start_async_read(Socket& s, DdpRuntime& rt, mut_bytes dst, std::size
   s.conn->async_read =
       Conn::AsyncRead{.guard = guard, .dst = p, .staging = staging, .len = n, .own = own};
   ++s.conn->async_reads_total;
+  rt.mark_due(s);  // its landing is watched every round
   s.conn->async_read_octets += n;
   // The wait hook: a touch of the pages wakes the progress thread, which lands them.
   rt.drain_async_writes_at_exit();

@@ -124,10 +124,16 @@ class DpdkConn final : public ProviderConn {
   }
   bool progress() {
     const bool did = ep_ && ep_->progress();
-    active_ = active_ || did;
+    if (did) note_active();
     return did;
   }
+  void note_active() {  // (the runtime hears of it once per take_activity)
+    if (active_) return;
+    active_ = true;
+    activity();
+  }
   bool take_activity() override { return std::exchange(active_, false); }
+  bool reports_activity() const override { return true; }
 
   rnic::Verbs& verbs() override { return *verbs_; }
   const mpa::Negotiated& negotiated() const override { return ep_->negotiated(); }
@@ -315,29 +321,30 @@ class DpdkProvider final : public Provider {
     // every 1 ms): active opens waiting for the link start in it, and what it finds to do
     // on an endpoint nobody woke is counted (dpdk.progress_unwoken; 0 is the design).
     const auto now = std::chrono::steady_clock::now();
-    if (now >= next_full_progress_ || starting_ > 0) {
+    // (Two lists taking turns, so a round allocates nothing; what a progress wakes again
+    // waits for the next round.)
+    progressing_.swap(ready_);
+    if (now >= next_full_progress_ || full_pass_due_) {
       next_full_progress_ =
           now + full_progress_every * std::max<std::size_t>(1, conns_.size() / 100);
-      std::vector<DpdkConn*> woken;
-      woken.swap(ready_);
-      starting_ = 0;
+      full_pass_due_ = false;
       for (DpdkConn* c : conns_) {
         const bool was_woken = c->woken_;
         c->woken_ = false;
         const bool was_started = c->started();
         const bool d = c->start_if_link_up() && c->progress();
-        if (!c->started() && c->start_failed() == 0) ++starting_;
+        // An active open waiting for the link is tried again next round.
+        full_pass_due_ = full_pass_due_ || (!c->started() && c->start_failed() == 0);
         if (d && !was_woken && was_started) ++progress_unwoken_;
         did |= d;
       }
     } else {
-      std::vector<DpdkConn*> woken;
-      woken.swap(ready_);
-      for (DpdkConn* c : woken) {
+      for (DpdkConn* c : progressing_) {
         c->woken_ = false;
         did |= c->progress();
       }
     }
+    progressing_.clear();
     for (auto& r : relays_) did |= r->pump();
     // A relay over (both ends of stream, or a reset) releases its connection to the stack
     // once everything it passed on was acknowledged (so an exit right after loses nothing);
@@ -426,12 +433,12 @@ class DpdkProvider final : public Provider {
   tcp::Runtime& runtime() { return *rt_; }
   void attach(DpdkConn* c) {
     conns_.push_back(c);
-    ++starting_;  // the next round makes a full pass, which starts it or counts it started
+    full_pass_due_ = true;  // which starts an active open once the link is up
   }
   void detach(DpdkConn* c) {
     std::erase(conns_, c);
     if (c->woken_) std::erase(ready_, c);
-    if (!c->started() && c->start_failed() == 0 && starting_ > 0) --starting_;
+    std::erase(progressing_, c);  // (empty outside poll_once; freed there by nothing today)
   }
   void wake(DpdkConn* c) {
     if (c->woken_) return;
@@ -505,8 +512,9 @@ class DpdkProvider final : public Provider {
   int start_err_ = 0;
   std::string start_why_;
   std::vector<DpdkConn*> conns_;
-  std::vector<DpdkConn*> ready_;  // woken since their last progress (DpdkConn::woken_)
-  std::size_t starting_ = 0;      // active opens not started yet (the link was down)
+  std::vector<DpdkConn*> ready_;        // woken since their last progress (DpdkConn::woken_)
+  std::vector<DpdkConn*> progressing_;  // this round's (poll_once)
+  bool full_pass_due_ = false;          // a connection came, or an active open waits for the link
   static constexpr std::chrono::milliseconds full_progress_every{1};
   std::chrono::steady_clock::time_point next_full_progress_{};
   std::uint64_t progress_unwoken_ = 0;
@@ -567,7 +575,7 @@ void DpdkConn::flush() {
   // Called by application threads right after they post: the frames leave now rather
   // than at the progress thread's next round.
   if (ep_ && ep_->progress()) {
-    active_ = true;  // completions it made wait for the runtime's service
+    note_active();  // completions it made wait for the runtime's service
     p_.stack().iface().flush();
   }
 }

@@ -67,6 +67,15 @@ class ProviderConn {
   // then, or when its own work is due, or on its periodic full pass (progress.cc). A
   // provider that cannot tell says true.
   virtual bool take_activity() { return true; }
+  // A provider that tells when take_activity() turns true calls the hook then (under the
+  // runtime lock, from its rounds or a flush): the runtime's rounds then look only at the
+  // connections named so, and at those with their own work due (progress.cc). One that
+  // cannot (reports_activity() false) has its connections looked at every round.
+  virtual bool reports_activity() const { return false; }
+  void set_activity_hook(void (*fn)(void*), void* ctx) {
+    activity_fn_ = fn;
+    activity_ctx_ = ctx;
+  }
   virtual bool output_pending() const = 0;
   virtual TransportState transport_state() const = 0;
   // Orderly end of our direction (TCP FIN after the queued octets).
@@ -116,6 +125,15 @@ class ProviderConn {
   // as it arrived, so another process can take the connection over (Provider::
   // adopt_negotiated). Empty when the provider cannot hand connections over.
   virtual bytes_view mpa_request() const { return {}; }
+
+ protected:
+  void activity() const {
+    if (activity_fn_ != nullptr) activity_fn_(activity_ctx_);
+  }
+
+ private:
+  void (*activity_fn_)(void*) = nullptr;
+  void* activity_ctx_ = nullptr;
 };
 
 // A passive open whose MPA set-up the runtime runs off the accept path (under the runtime

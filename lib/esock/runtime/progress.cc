@@ -262,33 +262,98 @@ bool DdpRuntime::needs_service(Conn& c) {
          c.async_read || c.relay;
 }
 
+bool DdpRuntime::looked_at_every_round(const Socket& s) {
+  if (s.lis || s.connecting) return true;
+  if (!s.conn || !s.conn->pc || forked(s)) return false;  // a fork copy waits for settle_forks
+  const Conn& c = *s.conn;
+  return !c.pc->reports_activity() || c.raw || c.close_ladder.closing() || c.prefetch_at ||
+         !c.async_writes.empty() || c.async_read || c.relay;
+}
+
+void DdpRuntime::mark_due(Socket& s) {
+  if (s.due || !s.in_rounds) return;
+  s.due = true;
+  due_.push_back(&s);
+}
+
+void DdpRuntime::activity_thunk(void* hook) {
+  const auto* h = static_cast<const Conn::ActivityHook*>(hook);
+  h->rt->mark_due(*h->s);
+}
+
+void DdpRuntime::hook_activity(Socket& s) {
+  if (!s.conn || !s.conn->pc || s.conn->hooked == s.conn->pc.get()) return;
+  Conn& c = *s.conn;
+  c.activity_hook = {this, &s};
+  c.pc->set_activity_hook(&DdpRuntime::activity_thunk, &c.activity_hook);
+  c.hooked = c.pc.get();
+}
+
+bool DdpRuntime::service_socket(Socket& s, bool full) {
+  if (s.connecting && s.connecting->step(s, clock_.now())) {
+    s.connecting.reset();
+    notify();  // a connect() waiting for it returns
+  }
+  if (s.lis) service_listener(s);
+  hook_activity(s);  // (a connect that just ended)
+  if (s.conn && s.conn->pc && !forked(s) && (needs_service(*s.conn) || full))
+    service(s);  // fork copies rest (fork.cc)
+  return s.lis || s.connecting || (s.conn && s.conn->pc);
+}
+
 void DdpRuntime::service_all() {
   const Instant start = clock_.now();
-  const bool full = start >= next_full_service_;
-  // Per 100 sockets one period: a full pass costs about 1 us a connection here, so held
-  // connections cost an idle process the same whatever their number (4000: 45% of a core
-  // at a pass each millisecond), and what a missed cause waits grows with them.
+  // A provider that polls kernel descriptors (ksock) has the progress thread's poll(2) look
+  // at every connection anyway: every round is a full pass there.
+  const bool full = stack_ == nullptr || start >= next_full_service_;
+  // Per 100 sockets one period: a full pass services (and so progresses, through the
+  // provider's flush) every connection, which the dpdk provider's rounds no longer do for
+  // idle ones; what a missed cause waits grows with the sockets held.
   if (full)
     next_full_service_ = start + full_service_every * static_cast<long>(std::max<std::size_t>(
                                                           1, socks_.size() / 100));
-  for (const auto& s : socks_) {
-    if (s->connecting && s->connecting->step(*s, clock_.now())) {
-      s->connecting.reset();
-      notify();  // a connect() waiting for it returns
+  bool left = false;  // a socket lost its transport
+  if (full) {
+    for (Socket* s : due_) s->due = false;
+    due_.clear();
+    for (const auto& s : socks_) {
+      left |= !service_socket(*s, true);
+      if (looked_at_every_round(*s)) mark_due(*s);
     }
-    if (s->lis) service_listener(*s);
-    if (s->conn && s->conn->pc && !forked(*s) && (needs_service(*s->conn) || full))
-      service(*s);  // fork copies rest (fork.cc)
+  } else {
+    // Between full passes: only the sockets named since the last round (their transport
+    // reported activity, or their own work started), each again next round while that
+    // work lasts. What a socket's service marks (itself included) goes to the next round.
+    due_now_.swap(due_);
+    for (Socket* s : due_now_) {
+      s->due = false;
+      left |= !service_socket(*s, false);
+      if (looked_at_every_round(*s)) mark_due(*s);
+    }
+    due_now_.clear();
   }
   for (auto& s : adopted_) {
     if (s->conn) update_signals(*s);
+    hook_activity(*s);
+    s->in_rounds = true;
+    mark_due(*s);
     socks_.push_back(std::move(s));
   }
   adopted_.clear();
-  // Sockets whose connection is gone (closed and drained, or a fork child's) leave.
-  std::erase_if(socks_, [](const std::shared_ptr<Socket>& s) {
-    return !s->lis && !s->connecting && (!s->conn || !s->conn->pc);
-  });
+  // Sockets whose connection is gone (closed and drained, or a fork child's) leave, off the
+  // due list first; looked for when one left in this round, and on full passes (a socket
+  // may lose its transport outside a round).
+  if (left || full) {
+    std::erase_if(socks_, [this](const std::shared_ptr<Socket>& s) {
+      const bool gone = !s->lis && !s->connecting && (!s->conn || !s->conn->pc);
+      if (gone && s->due) {
+        std::erase(due_, s.get());
+        s->due = false;
+      }
+      if (gone) s->in_rounds = false;
+      return gone;
+    });
+  }
   if (process_ && !stats_off_) {
     const Instant now = clock_.now();
     // Due, or the last sockets just left (a snapshot now, or it would show them for good).

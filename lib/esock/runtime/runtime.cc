@@ -242,6 +242,9 @@ void DdpRuntime::wake() {
 void DdpRuntime::add(std::shared_ptr<Socket> s) {
   start_thread();
   if (s->conn) update_signals(*s);
+  hook_activity(*s);
+  s->in_rounds = true;
+  mark_due(*s);
   socks_.push_back(std::move(s));
   wake();
 }
@@ -279,6 +282,7 @@ void DdpRuntime::after_op(Socket& s) {
 }
 
 void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
+  mark_due(*s);  // its close ladder, or its leaving, is the next round's
   s->set_state(Socket::State::closed);
   notify();               // calls blocked on this socket return EBADF
   s->connecting.reset();  // a connect in progress: its transport is released (reset)
@@ -556,7 +560,10 @@ void DdpRuntime::prefetch(Socket& s) {
   // end that waits for the pull is released a little later than TCP's buffering would).
   if (zcopy_async(zcopy_mode(s))) {
     const Instant now = clock_.now();
-    if (!c.prefetch_at) c.prefetch_at = now + std::chrono::microseconds(config().prefetch_us);
+    if (!c.prefetch_at) {
+      c.prefetch_at = now + std::chrono::microseconds(config().prefetch_us);
+      mark_due(s);  // the rounds look at it until its grace is over
+    }
     if (now < *c.prefetch_at) return;
   }
   c.prefetch_at.reset();
@@ -716,41 +723,51 @@ void DdpRuntime::loop() {
     bool prefetch_due = false;              // a source waits out its grace (prefetch)
     std::optional<Instant> setup_deadline;  // the nearest MPA set-up deadline (listeners)
     const std::optional<Duration> fork_due = settle_forks();
-    for (const auto& s : socks_) {
-      if (s->lis) {
+    auto poll_socket = [&](Socket& s) {
+      if (s.lis) {
         // (An entry that only wakes the round, relay_wake, is never dereferenced: an
         // application thread's round may free the socket meanwhile.)
-        poll_listener(*s, &pfds, [&](ProviderConn* pc) {
-          who.push_back({s.get(), pc == relay_wake ? nullptr : pc, nullptr, pc == relay_wake});
+        poll_listener(s, &pfds, [&](ProviderConn* pc) {
+          who.push_back({&s, pc == relay_wake ? nullptr : pc, nullptr, pc == relay_wake});
         });
-        for (const StackListen::Negotiating& n : s->lis->negotiating) {
-          const bool silent = s->lis->fallback && n.pc->peer_silent();
+        for (const StackListen::Negotiating& n : s.lis->negotiating) {
+          const bool silent = s.lis->fallback && n.pc->peer_silent();
           const Instant due = silent ? std::min(n.deadline, n.plain_at) : n.deadline;
           setup_deadline = std::min(setup_deadline.value_or(due), due);
         }
       }
-      if (s->connecting) {
-        Connecting& c = *s->connecting;
+      if (s.connecting) {
+        Connecting& c = *s.connecting;
         setup_deadline = std::min(setup_deadline.value_or(c.due()), c.due());
         if (c.poll_fd() >= 0 && c.poll_events() != 0) {
           pfds.push_back(pollfd{c.poll_fd(), c.poll_events(), 0});
-          who.push_back({s.get(), nullptr, &c, false});
+          who.push_back({&s, nullptr, &c, false});
         }
-        continue;
+        return;
       }
-      if (!s->conn || !s->conn->pc || forked(*s)) continue;  // a fork copy rests (fork.cc)
-      if (const ForkRelay* r = s->conn->relay.get(); r && r->active() && s->conn->stream) {
-        if (const short ev = r->poll_events(*s->conn->stream); ev != 0) {
+      if (!s.conn || !s.conn->pc || forked(s)) return;  // a fork copy rests (fork.cc)
+      if (const ForkRelay* r = s.conn->relay.get(); r && r->active() && s.conn->stream) {
+        if (const short ev = r->poll_events(*s.conn->stream); ev != 0) {
           pfds.push_back(pollfd{r->fd(), ev, 0});
-          who.push_back({s.get(), nullptr, nullptr, true});
+          who.push_back({&s, nullptr, nullptr, true});
         }
       }
-      closing = closing || s->conn->close_ladder.closing();
-      prefetch_due = prefetch_due || s->conn->prefetch_at.has_value();
-      const short ev = s->conn->pc->poll_events();
-      if (ev == 0 || s->conn->pc->poll_fd() < 0) continue;
-      pfds.push_back(pollfd{s->conn->pc->poll_fd(), ev, 0});
-      who.push_back({s.get(), nullptr, nullptr, false});
+      closing = closing || s.conn->close_ladder.closing();
+      prefetch_due = prefetch_due || s.conn->prefetch_at.has_value();
+      const short ev = s.conn->pc->poll_events();
+      if (ev == 0 || s.conn->pc->poll_fd() < 0) return;
+      pfds.push_back(pollfd{s.conn->pc->poll_fd(), ev, 0});
+      who.push_back({&s, nullptr, nullptr, false});
+    };
+    // An own stack's rounds move its connections themselves, and its sleeps are short: the
+    // kernel descriptors worth waking for are those of the sockets the rounds look at every
+    // round (listeners, set-ups, fork relays, transports that report no activity), all on
+    // due_; a walk of every socket per round took 31% of an idle process holding 4000
+    // connections. (closing and the deadlines only shape a kernel provider's poll timeout.)
+    if (stack_ != nullptr) {
+      for (Socket* s : due_) poll_socket(*s);
+    } else {
+      for (const auto& s : socks_) poll_socket(*s);
     }
     // esock-stat's snapshot is taken in rounds (stats_publish.cc): an idle process whose
     // last snapshot showed sockets takes one a second. Read here, under the lock.

@@ -179,6 +179,9 @@ class DdpRuntime {
   // errno with *why (EOPNOTSUPP in a fork child: the stack is the parent's).
   int use_stack(Provider& p, std::string* why);
   void close(const std::shared_ptr<Socket>& s);  // the last descriptor went away
+  // The next round looks at this socket (own work started outside a round: an asynchronous
+  // write or read, a fork relay); under the lock.
+  void mark_due(Socket& s);
   // Gives the connection up at once (the transport is reset when it still holds octets
   // sent by reference): the socket fails with err, blocked calls on it return.
   void reset(Socket& s, int err);
@@ -239,6 +242,14 @@ class DdpRuntime {
   void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
   void service_all();
   bool needs_service(Conn& c);  // service_all: activity or due work
+  // One socket's part of a round; false once it holds no transport (it then leaves socks_).
+  bool service_socket(Socket& s, bool full);
+  // Sockets a round must look at besides those whose transport reported activity: set-up,
+  // listeners, own work due (a close, a source's grace, guarded pages, a fork relay, RAWMODE)
+  // and transports that report no activity (service_all).
+  static bool looked_at_every_round(const Socket& s);
+  static void activity_thunk(void* hook);  // ProviderConn::set_activity_hook's
+  void hook_activity(Socket& s);           // the socket's transport names it (idempotent)
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
@@ -287,7 +298,8 @@ class DdpRuntime {
     Instant at;
   };
   std::vector<GivenUp> given_up_;
-  std::vector<int> sleepers_;  // eventfds of threads in wait_interruptible
+  bool forks_unsettled_ = false;  // a fork left connections deciding or inherited
+  std::vector<int> sleepers_;     // eventfds of threads in wait_interruptible
   // Sockets a round made (a listener's fork relays): added once the round is over.
   std::vector<std::shared_ptr<Socket>> adopted_;
   // esock-stat's view of this process (stats_publish.cc): at most every stats_every.
@@ -297,6 +309,10 @@ class DdpRuntime {
   Instant stats_due_{};
   // service_all's next full pass (every connection serviced, activity or not).
   Instant next_full_service_{};
+  // The sockets the next round looks at (Socket::due) between full passes, and this
+  // round's (the two take turns, so a round allocates nothing). Raw pointers: a socket
+  // leaves socks_ (which owns it) only in service_all, which takes it off these first.
+  std::vector<Socket*> due_, due_now_;
   bool stats_off_ = false;         // could not be made
   std::uint32_t stats_shown_ = 0;  // sockets in the last snapshot
 };

@@ -25,6 +25,7 @@
 namespace esock::sockets {
 
 class Socket;
+class DdpRuntime;
 
 // An established DDPMODE connection and its readiness signal: the application's number
 // is one end (A) of an AF_UNIX socketpair; the library keeps L and a private dup of A.
@@ -91,6 +92,14 @@ struct Conn {
   // child's copy became, and that child's end between the fork handlers.
   std::unique_ptr<ForkRelay> relay;
   int relay_child_end = -1;
+  // What the transport's activity hook names (ProviderConn::set_activity_hook): the runtime
+  // and socket whose next round looks at this connection; set for `hooked` (DdpRuntime::
+  // hook_activity).
+  struct ActivityHook {
+    DdpRuntime* rt = nullptr;
+    Socket* s = nullptr;
+  } activity_hook;
+  const ProviderConn* hooked = nullptr;
 };
 
 // A listener of an own stack whose fork children accept through the parent (ddpmode/
@@ -226,6 +235,8 @@ class Socket {
   // Made DDPMODE by ESOCK_DDPMODE_ALL (esockrun --ddp), not by the application's setsockopt.
   bool implicit = false;
   bool rd_shut = false;
+  bool due = false;        // on the runtime's list for the next round (DdpRuntime::mark_due)
+  bool in_rounds = false;  // in the runtime's sockets (only those are ever due)
   // ESOCK_ZCOPY_MODE's value, or -1: the process's (ESOCK_ZCOPY).
   std::atomic<int> zcopy{-1};
   int readers = 0;  // application threads blocked in a read

@@ -41,13 +41,6 @@ bool Stack::poll(Instant now) {
     if (n < Interface::rx_burst_size) break;
   }
   work |= run_timers(now_);
-  // Entries of connections that left TIME-WAIT (2 MSL over, or a new incarnation) leave
-  // from the front as they go, roughly in the order they came.
-  while (!time_wait_.empty()) {
-    const Connection* c = find(time_wait_.front().first, time_wait_.front().second);
-    if (c != nullptr && c->state() == TcpState::time_wait) break;
-    time_wait_.pop_front();
-  }
   if (time_wait_.size() > cfg_.time_wait_max) bound_time_wait();
   if (!reapable_.empty()) reap();
   iface_.flush();
@@ -96,6 +89,13 @@ bool Stack::run_timers(Instant now) {
       work = true;
     }
     schedule(*c, c->tcb_.next_deadline());  // a deadline that was moved later, or is next
+  }
+  // Entries of connections that left TIME-WAIT (2 MSL over, or a new incarnation) leave
+  // from the front as they go, roughly in the order they came.
+  while (!time_wait_.empty()) {
+    const Connection* c = find(time_wait_.front().first, time_wait_.front().second);
+    if (c != nullptr && c->state() == TcpState::time_wait) break;
+    time_wait_.pop_front();
   }
   iface_.on_timer(now);
   return work;
