@@ -6,13 +6,14 @@ void CloseLadder::start(Instant now) {
   if (stage_ != CloseStage::open) return;
   stage_ = CloseStage::draining;
   deadline_ = now + drain_time;
+  started_ = now;
 }
 
 CloseAction CloseLadder::step(Instant now, TransportState transport, bool drained,
                               bool peer_closed_first) {
   const bool healthy = transport == TransportState::open;
   // The peer's TCP FIN is awaited before ours (the header says why).
-  const bool fin_may_go = drained && !peer_closed_first;
+  const bool fin_may_go = drained && (!peer_closed_first || now >= started_ + peer_fin_wait);
   CloseAction act = CloseAction::none;
   if (stage_ == CloseStage::draining && (!healthy || now >= deadline_ || fin_may_go)) {
     stage_ = CloseStage::fin_sent;

@@ -14,7 +14,7 @@
 // A peer that closed first (its ESTP FIN came before ours was queued, by close or
 // shutdown) sends its TCP FIN once its ESTP FIN is delivered, a moment after our
 // application read the end of stream and closed.
-// Our TCP FIN then waits in draining for the peer's (within the drain deadline), so that
+// Our TCP FIN then waits in draining for the peer's (at most peer_fin_wait), so that
 // this side closes passively as a kernel socket would (CLOSE-WAIT, LAST-ACK): sent at once,
 // it crossed the peer's and left both sides in TIME-WAIT for 2 MSL, a server holding every
 // connection its clients closed (issue 18: 350 of 2000 in CI's scale test).
@@ -54,6 +54,10 @@ class CloseLadder {
  public:
   static constexpr Duration drain_time = 2s;
   static constexpr Duration fin_wait = 1s;
+  // How long our TCP FIN waits for the peer's when the peer closed first (counted from
+  // start): a peer that only shut its writing side and keeps its socket holds ours no
+  // longer than this.
+  static constexpr Duration peer_fin_wait = 1s;
 
   CloseStage stage() const { return stage_; }
   bool closing() const { return stage_ != CloseStage::open; }
@@ -71,6 +75,7 @@ class CloseLadder {
  private:
   CloseStage stage_ = CloseStage::open;
   Instant deadline_{};
+  Instant started_{};
 };
 
 }  // namespace esock::sockets

@@ -150,6 +150,7 @@ void DdpRuntime::orphan(Socket& s) {
   c.fork_slot = {};  // the word is the other process's
   c.fork = Conn::Fork::none;
   c.release();  // closes descriptors (references only: the owner's stay open) and frees memory
+  mark_due(s);  // it leaves the rounds at the next one
   notify();
 }
 

@@ -287,6 +287,7 @@ void DdpRuntime::hook_activity(Socket& s) {
   c.activity_hook = {this, &s};
   c.pc->set_activity_hook(&DdpRuntime::activity_thunk, &c.activity_hook);
   c.hooked = c.pc.get();
+  mark_due(s);  // what it did before the hook was there (its activity is reported once)
 }
 
 bool DdpRuntime::service_socket(Socket& s, bool full) {
@@ -318,7 +319,7 @@ void DdpRuntime::service_all() {
     due_.clear();
     for (const auto& s : socks_) {
       left |= !service_socket(*s, true);
-      if (looked_at_every_round(*s)) mark_due(*s);
+      if (stack_ != nullptr && looked_at_every_round(*s)) mark_due(*s);  // (ksock: all, always)
     }
   } else {
     // Between full passes: only the sockets named since the last round (their transport

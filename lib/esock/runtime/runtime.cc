@@ -347,6 +347,7 @@ void DdpRuntime::reset(Socket& s, int err) {
   s.error = err;
   s.set_state(Socket::State::failed);
   s.conn->release();
+  mark_due(s);  // it leaves the rounds at the next one
   notify();
 }
 

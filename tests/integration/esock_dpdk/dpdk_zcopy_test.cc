@@ -1,6 +1,7 @@
 // AZ-SDP (docs/sockets.md, "Zero-copy modes") over the dpdk provider, where TCP sends the
 // peer's Read Responses from the application's pages by reference and may retransmit them:
 // a copy-on-write gives the pages back only once TCP let go of them. See dpdk_fd_test.cc.
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -153,6 +154,12 @@ TEST(DpdkZcopy, AnAsyncReaderLookingAtItsBufferAtOnceSeesOnlyThePeersData) {
   std::size_t got = 0;
   int reads = 0, early = 0;
   while (got < n) {
+    // As an event-driven reader: the socket turns readable with the peer's advertisement.
+    // A read that came first waited with a sink the peer then wrote into (synchronous), and
+    // a loaded machine could make every read come first (0 of 8 in CI twice, the grace
+    // above notwithstanding).
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1) << "nothing to read in 10 s";
     const ssize_t r = ::read(fd, buf.p + got, std::min<std::size_t>(n - got, 3 << 20));
     ASSERT_GT(r, 0) << std::strerror(errno);
     ++reads;

@@ -130,19 +130,26 @@ constexpr bool peer_first = true;
 TEST_F(CloseLadderTest, APeerThatClosedFirstHasItsFinAwaitedBeforeOurs) {
   close_at_t0();
   EXPECT_EQ(ladder.step(t0 + 10ms, healthy, drained, peer_first), CloseAction::none);
-  EXPECT_EQ(ladder.step(t0 + 1s, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 500ms, healthy, drained, peer_first), CloseAction::none);
   EXPECT_EQ(ladder.stage(), CloseStage::draining);
-  EXPECT_EQ(ladder.step(t0 + 1s + 1ms, peer_ended, drained, peer_first),
+  EXPECT_EQ(ladder.step(t0 + 600ms, peer_ended, drained, peer_first),
             CloseAction::send_fin_and_release);
   EXPECT_EQ(ladder.stage(), CloseStage::released);
 }
 
-TEST_F(CloseLadderTest, APeerThatClosedFirstButSendsNoFinIsWaitedForOnlyUntilTheDrainDeadline) {
+TEST_F(CloseLadderTest, APeerThatClosedFirstButSendsNoFinIsWaitedForOneSecond) {
   // (A peer that shut its writing side but keeps its socket open.)
   close_at_t0();
-  EXPECT_EQ(ladder.step(t0 + 2s - 1ns, healthy, drained, peer_first), CloseAction::none);
-  EXPECT_EQ(ladder.step(t0 + 2s, healthy, drained, peer_first), CloseAction::send_fin);
-  EXPECT_EQ(ladder.step(t0 + 3s, healthy, drained, peer_first), CloseAction::release);
+  EXPECT_EQ(ladder.step(t0 + 1s - 1ns, healthy, drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 1s, healthy, drained, peer_first), CloseAction::send_fin);
+  EXPECT_EQ(ladder.step(t0 + 2s, healthy, drained, peer_first), CloseAction::release);
+}
+
+TEST_F(CloseLadderTest, APeerThatClosedFirstDoesNotStretchAnUndrainedClose) {
+  // Not drained: the drain deadline (2 s) still sends the FIN, whoever closed first.
+  close_at_t0();
+  EXPECT_EQ(ladder.step(t0 + 1s, healthy, not_drained, peer_first), CloseAction::none);
+  EXPECT_EQ(ladder.step(t0 + 2s, healthy, not_drained, peer_first), CloseAction::send_fin);
 }
 
 TEST_F(CloseLadderTest, APeerThatClosedFirstAndThenResetReleasesAtOnce) {

@@ -219,7 +219,7 @@ TEST_F(RuntimeCloseTest, StreamWhosePeerClosedFirstSendsItsTcpFinAfterThePeers) 
   }
   EXPECT_TRUE(pair.b.stream->peer_fin());  // our ESTP FIN went
   EXPECT_EQ(wire.shutdowns, 0);            // our TCP FIN did not
-  clock.advance(1s);
+  clock.advance(500ms);
   round();
   EXPECT_EQ(wire.shutdowns, 0);
   wire.state = TransportState::ended;  // the peer's FIN
