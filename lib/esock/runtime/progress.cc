@@ -256,18 +256,20 @@ bool DdpRuntime::poll_inline(std::unique_lock<RuntimeMutex>& lk,
 // idle connection every round made each round O(connections): 4000 held connections spent most of a
 // round on them, the device's receive ring overflowed behind the slow rounds and the peer's closes
 // took seconds. The full pass bounds what a missed cause could delay.
+bool DdpRuntime::own_work_due(const Conn& c) {
+  return c.raw || c.close_ladder.closing() || c.prefetch_at || !c.async_writes.empty() ||
+         c.async_read || c.relay;
+}
+
 bool DdpRuntime::needs_service(Conn& c) {
   const bool active = c.pc->take_activity();  // (read every round: it clears)
-  return active || c.raw || c.close_ladder.closing() || c.prefetch_at || !c.async_writes.empty() ||
-         c.async_read || c.relay;
+  return active || own_work_due(c);
 }
 
 bool DdpRuntime::looked_at_every_round(const Socket& s) {
   if (s.lis || s.connecting) return true;
   if (!s.conn || !s.conn->pc || forked(s)) return false;  // a fork copy waits for settle_forks
-  const Conn& c = *s.conn;
-  return !c.pc->reports_activity() || c.raw || c.close_ladder.closing() || c.prefetch_at ||
-         !c.async_writes.empty() || c.async_read || c.relay;
+  return !s.conn->pc->reports_activity() || own_work_due(*s.conn);
 }
 
 void DdpRuntime::mark_due(Socket& s) {
@@ -288,6 +290,13 @@ void DdpRuntime::hook_activity(Socket& s) {
   c.pc->set_activity_hook(&DdpRuntime::activity_thunk, &c.activity_hook);
   c.hooked = c.pc.get();
   mark_due(s);  // what it did before the hook was there (its activity is reported once)
+}
+
+void DdpRuntime::enter_rounds(std::shared_ptr<Socket> s) {
+  s->in_rounds = true;
+  hook_activity(*s);
+  mark_due(*s);  // (a listener or set-up has no transport to hook)
+  socks_.push_back(std::move(s));
 }
 
 bool DdpRuntime::service_socket(Socket& s, bool full) {
@@ -335,10 +344,7 @@ void DdpRuntime::service_all() {
   }
   for (auto& s : adopted_) {
     if (s->conn) update_signals(*s);
-    hook_activity(*s);
-    s->in_rounds = true;
-    mark_due(*s);
-    socks_.push_back(std::move(s));
+    enter_rounds(std::move(s));
   }
   adopted_.clear();
   // Sockets whose connection is gone (closed and drained, or a fork child's) leave, off the

@@ -242,10 +242,7 @@ void DdpRuntime::wake() {
 void DdpRuntime::add(std::shared_ptr<Socket> s) {
   start_thread();
   if (s->conn) update_signals(*s);
-  hook_activity(*s);
-  s->in_rounds = true;
-  mark_due(*s);
-  socks_.push_back(std::move(s));
+  enter_rounds(std::move(s));
   wake();
 }
 

@@ -242,6 +242,8 @@ class DdpRuntime {
   void sleep_on_wake_fd(std::chrono::nanoseconds d);  // without the lock; the eventfd ends it
   void service_all();
   bool needs_service(Conn& c);  // service_all: activity or due work
+  // A close under way, a source in its prefetch grace, guarded pages, a fork relay, RAWMODE.
+  static bool own_work_due(const Conn& c);
   // One socket's part of a round; false once it holds no transport (it then leaves socks_).
   bool service_socket(Socket& s, bool full);
   // Sockets a round must look at besides those whose transport reported activity: set-up,
@@ -249,7 +251,9 @@ class DdpRuntime {
   // and transports that report no activity (service_all).
   static bool looked_at_every_round(const Socket& s);
   static void activity_thunk(void* hook);  // ProviderConn::set_activity_hook's
-  void hook_activity(Socket& s);           // the socket's transport names it (idempotent)
+  void hook_activity(Socket& s);
+  // socks_ takes the socket: its transport hooked, due for the next round.
+  void enter_rounds(std::shared_ptr<Socket> s);  // the socket's transport names it (idempotent)
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
