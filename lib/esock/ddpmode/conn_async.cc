@@ -30,6 +30,7 @@
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
 #include "esock/process/log.h"
+#include "esock/process/option_socket.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/relayed_names.h"
 #include "esock/runtime/runtime.h"
@@ -42,11 +43,11 @@ class AsyncConnect final : public Connecting {
  public:
   struct Setup {
     Provider* provider = nullptr;
-    int app_fd = -1;  // the application's number (now A)
-    int sig_a = -1, sig_l = -1;
-    int tcp_fd = -1;                   // kernel TCP: the socket, connecting or connected
-    std::unique_ptr<ProviderConn> pc;  // own stack: TCP and MPA in the stack
-    int opt_fd = -1;                   // own stack: the kernel socket that keeps the options
+    int app_fd = -1;  // the application's number (now a readiness socket)
+    ReadinessState ready;
+    int tcp_fd = -1;                           // kernel TCP: the socket, connecting or connected
+    std::unique_ptr<ProviderConn> pc;          // own stack: TCP and MPA in the stack
+    std::shared_ptr<const OptionSet> options;  // own stack: where its options are kept
     sockaddr_storage peer{};
     socklen_t peer_len = 0;
     bool may_fall_back = false;
@@ -62,8 +63,7 @@ class AsyncConnect final : public Connecting {
     }
   }
   ~AsyncConnect() override {
-    for (int fd : {s_.tcp_fd, s_.sig_a, s_.sig_l, s_.opt_fd})
-      if (fd >= 0) ESOCK_LIBC(close)(fd);
+    if (s_.tcp_fd >= 0) ESOCK_LIBC(close)(s_.tcp_fd);
   }
 
   int poll_fd() const override {
@@ -84,7 +84,10 @@ class AsyncConnect final : public Connecting {
   int option_fd() const override {
     if (s_.tcp_fd >= 0) return s_.tcp_fd;
     if (s_.pc && s_.pc->option_fd() >= 0) return s_.pc->option_fd();
-    return s_.opt_fd;
+    return s_.options ? s_.options->fd() : fresh_option_socket();
+  }
+  std::shared_ptr<const OptionSet>* own_options() override {
+    return s_.tcp_fd < 0 && s_.pc && s_.pc->option_fd() < 0 ? &s_.options : nullptr;
   }
   int local_name(sockaddr* addr, socklen_t* len) const override {
     if (s_.pc) return s_.pc->name(false, addr, len);
@@ -92,10 +95,8 @@ class AsyncConnect final : public Connecting {
   }
   void set_waiter(bool on) override { waiter_ = on; }
   void drop_descriptors() override {
-    for (int* fd : {&s_.tcp_fd, &s_.sig_a, &s_.sig_l, &s_.opt_fd}) {
-      if (*fd >= 0) ESOCK_LIBC(close)(*fd);
-      *fd = -1;
-    }
+    if (s_.tcp_fd >= 0) ESOCK_LIBC(close)(s_.tcp_fd);
+    s_.tcp_fd = -1;
     if (s_.pc && s_.pc->poll_fd() >= 0) ESOCK_LIBC(close)(s_.pc->poll_fd());
     (void)s_.pc.release();  // the parent's
   }
@@ -140,15 +141,15 @@ class AsyncConnect final : public Connecting {
   }
   static Duration fallback_after() { return std::chrono::milliseconds(config().fallback_ms); }
 
-  // MPA is done: the stream starts, and the signal pair and the option socket become the
-  // connection's. Its first round (right after this one) makes the number writable.
+  // MPA is done: the stream starts, and the number's readiness and the option socket
+  // become the connection's. Its first round (right after this one) makes the number
+  // writable.
   bool finish(Socket& s) {
     if (const int err = attach(std::move(s_.pc), true, s); err != 0) return fail(s, err);
     Conn& c = *s.conn;
-    c.sig_a = std::exchange(s_.sig_a, -1);
-    c.sig_l = std::exchange(s_.sig_l, -1);
-    c.opt_fd = std::exchange(s_.opt_fd, -1);
-    c.sig_blocked = true;  // filled when the connect began
+    c.number = s_.app_fd;
+    c.ready = s_.ready;
+    c.options = std::move(s_.options);
     s.set_state(Socket::State::connected);
     s.connect_unreported = true;
     log(LogLevel::info, "connected to %s (%s provider)", address_text(s_.peer).c_str(),
@@ -164,8 +165,11 @@ class AsyncConnect final : public Connecting {
     s.error_reported = false;
     s.set_state(Socket::State::failed);
     s_.pc.reset();
-    signal_drain(s_.sig_l);
-    ESOCK_LIBC(shutdown)(s_.sig_l, SHUT_RDWR);
+    const ReadinessHub& hub = *ReadinessHub::process();  // (it made the number)
+    int number = s_.app_fd;
+    (void)fd_with_number(&s, &number, [&](int fd) {
+      if (hub.set_writable(fd, s_.ready, true)) (void)ReadinessHub::hang_up(fd);
+    });
     return true;
   }
 
@@ -178,7 +182,7 @@ class AsyncConnect final : public Connecting {
     const bool in_stack = s_.provider->own_stack() && !s_.provider->kernel_addresses();
     const int n = in_stack ? open_plain() : plain_socket();
     if (n < 0) return fail(s, errno);
-    const int flags = ESOCK_LIBC(fcntl)(s_.sig_a, F_GETFL);  // A's: the application's
+    int flags = 0;
     int err = ECONNREFUSED;  // the number no longer names this socket alone (closed, dup2)
     std::lock_guard watches(epoll_watch_mutex());
     // The swap under the table's lock (fd_swap_out): the epoll sets the number is in move
@@ -186,13 +190,23 @@ class AsyncConnect final : public Connecting {
     const bool swapped = fd_swap_out(app, &s, [&] {
       // Only a set that still watches A here is moved: an epoll number the application
       // closed, and perhaps reused for another set, has none (DEL fails), and is left alone.
+      flags = ESOCK_LIBC(fcntl)(app, F_GETFL);  // the application's (O_NONBLOCK)
       std::vector<EpollWatch> moved;
       for (const EpollWatch& w : s.epoll_watches)
         if (w.fd == app && ESOCK_LIBC(epoll_ctl)(w.epfd, EPOLL_CTL_DEL, app, nullptr) == 0)
           moved.push_back(w);
+      // A poll or select already waiting on the number waits on its old file: that file,
+      // kept open across the swap, is made writable and hung up after it, which wakes them
+      // to look at the number again (now the plain socket).
+      const int old = ESOCK_LIBC(fcntl)(app, F_DUPFD_CLOEXEC, 0);
       const bool ok = take_number(app, n) == 0;
       if (ok) ESOCK_LIBC(fcntl)(app, F_SETFL, flags);
       err = ok ? 0 : errno;
+      if (old >= 0) {
+        if (ok && ReadinessHub::process()->set_writable(old, s_.ready, true))
+          (void)ReadinessHub::hang_up(old);
+        ESOCK_LIBC(close)(old);
+      }
       for (const EpollWatch& w : moved) {
         epoll_event ev{};
         ev.events = w.events;
@@ -280,21 +294,30 @@ int begin_connect(std::unique_lock<RuntimeMutex>& lk, Provider& p, int fd,
   set.may_fall_back = falls_back(s.implicit) && s.fd_refs.load() == 1;
   const int flflags = ESOCK_LIBC(fcntl)(fd, F_GETFL);
   // Handover: the kernel socket moves to a private number (kernel TCP: the transport; own
-  // stack: the holder of SO_*/TCP_* options), and A takes the application's number,
-  // polling not writable until the connect ends.
+  // stack: the holder of SO_*/TCP_* options, kept only if some were set), and a readiness
+  // socket takes the application's number, polling not writable until the connect ends.
   const int priv = move_high(fd);
-  const int a = make_signal(&set.sig_a, &set.sig_l);
-  if (priv < 0 || a < 0 || take_number(fd, a) < 0) {
+  const ReadinessHub* hub = ReadinessHub::process();
+  const int a = hub != nullptr ? hub->create(&set.ready) : -1;
+  if (priv < 0 || a < 0 || !hub->set_writable(a, set.ready, false) || take_number(fd, a) < 0) {
     const int err = errno;
-    for (int x : {priv, a, set.sig_a, set.sig_l})
+    for (int x : {priv, a})
       if (x >= 0) ESOCK_LIBC(close)(x);
     return errno_fail(err);
   }
   ESOCK_LIBC(close)(a);
-  signal_fill(set.sig_a);
   if (pc) {
     set.pc = std::move(pc);
-    set.opt_fd = priv;
+    // Its options: shared with the connections that set the same (every setsockopt on it
+    // went through esock since it was fresh), or its own (some set before it was DDPMODE,
+    // or a bound port it reserves), or none (a fresh socket's).
+    if (s.option_calls && !bound_to_port(priv))
+      set.options = s.option_calls->empty() ? (ESOCK_LIBC(close)(priv), nullptr)
+                                            : OptionSet::adopt(priv, *s.option_calls);
+    else if (holds_more_than_fresh(priv))
+      set.options = OptionSet::keep(priv);
+    else
+      ESOCK_LIBC(close)(priv);
   } else {
     set.tcp_fd = priv;
     ESOCK_LIBC(fcntl)(priv, F_SETFL, ESOCK_LIBC(fcntl)(priv, F_GETFL) | O_NONBLOCK);

@@ -287,22 +287,17 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
       if (ls.nonblocking) return errno_fail(EAGAIN);
       continue;
     }
+    // The application's number is the connection's readiness socket, its one descriptor
+    // (an own stack's option socket comes only with a setsockopt: ddp_option_fd).
     Conn& c = *s->conn;
-    if (c.pc->option_fd() < 0) {  // an own stack's connection: a kernel socket for options
-      c.opt_fd = ESOCK_LIBC(socket)(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (c.opt_fd >= 0) {
-        const int high = move_high(c.opt_fd);
-        ESOCK_LIBC(close)(c.opt_fd);
-        c.opt_fd = high;
-      }
-    }
-    const int a = make_signal(&c.sig_a, &c.sig_l);
-    if (a < 0 || (c.pc->option_fd() < 0 && c.opt_fd < 0)) {
+    const ReadinessHub* hub = ReadinessHub::process();
+    const int a = hub != nullptr ? hub->create(&c.ready) : -1;
+    if (a < 0) {
       err = errno;
-      if (a >= 0) ESOCK_LIBC(close)(a);
       s->conn.reset();
       return errno_fail(err);
     }
+    c.number = a;
     if (!(flags & SOCK_CLOEXEC)) ESOCK_LIBC(fcntl)(a, F_SETFD, 0);
     if (flags & SOCK_NONBLOCK) ESOCK_LIBC(fcntl)(a, F_SETFL, O_NONBLOCK);
     if (static_cast<unsigned>(a) >= static_cast<unsigned>(max_ddp_fd)) {

@@ -16,6 +16,7 @@
 #include "esock/ddpmode/ops.h"
 #include "esock/process/config.h"
 #include "esock/process/libc.h"
+#include "esock/process/option_socket.h"
 #include "esock/providers/provider.h"
 #include "esock/runtime/fd_table.h"
 #include "esock/runtime/runtime.h"
@@ -108,12 +109,51 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
 int ddp_option_fd(int fd) {
   if (auto s = fd_get(fd)) {
     std::lock_guard lk(DdpRuntime::get().mu);
-    if (s->state() == Socket::State::connected && s->conn && s->conn->pc)
-      return s->conn->pc->option_fd() >= 0 ? s->conn->pc->option_fd() : s->conn->opt_fd;
+    if (s->state() == Socket::State::connected && s->conn && s->conn->pc) {
+      const Conn& c = *s->conn;
+      if (c.pc->option_fd() >= 0) return c.pc->option_fd();
+      return c.options ? c.options->fd() : fresh_option_socket();  // (an own stack's)
+    }
     if (s->lis) return s->lis->opt_fd;
     if (s->connecting) return s->connecting->option_fd();
   }
   return fd;
+}
+
+int ddp_set_option(int fd, int level, int name, const void* val, socklen_t len) {
+  auto s = fd_get(fd);
+  if (!s) return ESOCK_LIBC(setsockopt)(fd, level, name, val, len);
+  std::lock_guard lk(DdpRuntime::get().mu);
+  std::shared_ptr<const OptionSet>* own = nullptr;  // an own stack's connection's options
+  int kernel = fd;
+  if (s->state() == Socket::State::connected && s->conn && s->conn->pc) {
+    Conn& c = *s->conn;
+    if (c.pc->option_fd() >= 0)
+      kernel = c.pc->option_fd();
+    else
+      own = &c.options;
+  } else if (s->lis) {
+    kernel = s->lis->opt_fd;
+  } else if (s->connecting) {
+    own = s->connecting->own_options();
+    kernel = s->connecting->option_fd();
+  }
+  if (own == nullptr) {
+    const int r = ESOCK_LIBC(setsockopt)(kernel, level, name, val, len);
+    if (r == 0 && kernel == fd && s->option_calls && s->state() == Socket::State::armed)
+      s->option_calls = with_call(std::move(*s->option_calls), level, name, val, len);
+    return r;
+  }
+  // A set of its own is changed in place; a shared one (or none) gives way to the set the
+  // calls so far and this one make (process/option_socket.h): the kernel validates the
+  // option there, and a refusal leaves the connection's options as they were.
+  if (*own && (*own)->calls() == nullptr)
+    return ESOCK_LIBC(setsockopt)((*own)->fd(), level, name, val, len);
+  auto set =
+      OptionSet::of(with_call(*own ? *(*own)->calls() : OptionCalls{}, level, name, val, len));
+  if (!set) return -1;
+  *own = std::move(set);
+  return 0;
 }
 
 void ddp_wait_readable(int fd) {

@@ -69,7 +69,7 @@ int set_zcopy_mode(int fd, const void* val, socklen_t len) {
 int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   if (level != SOL_ESOCK) {
     // SO_*/TCP_* options apply to the kernel socket behind the descriptor.
-    return ESOCK_LIBC(setsockopt)(ddp_option_fd(fd), level, name, val, len);
+    return ddp_set_option(fd, level, name, val, len);
   }
   if (name == ESOCK_ZCOPY_MODE) return set_zcopy_mode(fd, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE)
@@ -98,6 +98,8 @@ int ddp_setsockopt(int fd, int level, int name, const void* val, socklen_t len) 
   if (const int err = check_can_arm(fd); err != 0) return fail(err);
   if (static_cast<unsigned>(fd) >= static_cast<unsigned>(max_ddp_fd)) return fail(EMFILE);
   auto sock = std::make_shared<Socket>();
+  // Options set before this one are not known to esock unless the socket shows none.
+  if (!holds_more_than_fresh(fd)) sock->option_calls.emplace();
   if (name == ESOCK_MSGMODE) sock->set_msgmode(true);
   if (name == ESOCK_RAWMODE) sock->set_rawmode(true);
   fd_set(fd, std::move(sock));
@@ -135,6 +137,7 @@ void ddp_socket_created(int fd, int domain) {
   }
   auto s = std::make_shared<Socket>();
   s->implicit = true;
+  s->option_calls.emplace();  // fresh: every option set on it comes through esock
   fd_set(fd, std::move(s));
 }
 

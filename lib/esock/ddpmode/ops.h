@@ -35,8 +35,13 @@ int ddp_fcntl_setfl(int fd, int flags);
 // kernel descriptor.
 int ddp_ioctl(int fd, unsigned long request, void* arg);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
-// The kernel socket SO_*/TCP_* options apply to: the private TCP descriptor once connected.
+// The kernel socket SO_*/TCP_* options are read from: the private TCP descriptor once
+// connected; an own stack's connection's option set (a fresh socket while it has none).
 int ddp_option_fd(int fd);
+// setsockopt(2) of an SO_*/TCP_* option on a DDPMODE number: on the kernel socket behind it
+// (while armed, recorded: Socket::option_calls); over an own stack, the connection's option
+// set changes (process/option_socket.h).
+int ddp_set_option(int fd, int level, int name, const void* val, socklen_t len);
 // epoll_ctl(2) on a DDPMODE number: the kernel's, and the set remembered
 // (Socket::epoll_watches).
 // A thread is about to wait for fd to poll readable (poll, select and their kin): a

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -84,6 +85,25 @@ bool fd_swap_out(int fd, const Socket* s, function_ref<bool()> swap) {
   if (it == t.owners.end() || it->second.get() != s || !swap()) return false;
   fd_flags[fd].store(0, std::memory_order_release);
   t.owners.erase(it);  // (the caller holds s: no destructor runs under the lock)
+  return true;
+}
+
+bool fd_with_number(const Socket* s, int* hint, function_ref<void(int)> use) {
+  if (*hint < 0) return false;  // no number named it last time: none can now (dup needs one)
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  auto it = t.owners.find(*hint);
+  if (it == t.owners.end() || it->second.get() != s) {
+    // The hint's number was closed while a dup of it lives on (rare): any other will do.
+    it = std::find_if(t.owners.begin(), t.owners.end(),
+                      [s](const auto& e) { return e.second.get() == s; });
+    if (it == t.owners.end()) {
+      *hint = -1;
+      return false;
+    }
+    *hint = it->first;
+  }
+  use(it->first);
   return true;
 }
 

@@ -38,11 +38,12 @@ constexpr Duration claim_poll = 1ms;
 constexpr int max_relays_per_fork = 64;
 
 // Drops this process's references to a connection's descriptors: the other copy, in
-// another process, keeps the kernel socket and the signal pair open.
+// another process, keeps the kernel socket open (and the number, its readiness, is shared).
 void close_descriptors(Conn& c) {
   if (c.pc && c.pc->poll_fd() >= 0) ESOCK_LIBC(close)(c.pc->poll_fd());
-  for (int fd : {c.sig_a, c.sig_l, c.opt_fd, c.relay ? c.relay->fd() : -1})
-    if (fd >= 0) ESOCK_LIBC(close)(fd);
+  if (c.relay) ESOCK_LIBC(close)(c.relay->fd());
+  // (Its option socket stays open in the child, with the leaked connection: the set may be
+  // shared, and the registry names it.)
 }
 
 // An own stack's connection the application still has at fork (fork_relay.h): a pair, one

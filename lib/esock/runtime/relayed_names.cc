@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "esock/process/libc.h"
+#include "esock/process/option_socket.h"
 #include "esock/providers/provider.h"
 
 namespace esock::sockets {
@@ -40,7 +41,6 @@ std::atomic<bool> any{false};
 std::mutex mu;
 std::deque<Entry> entries;                         // oldest first
 std::size_t added_since_sweep = relayed_capacity;  // the first full table sweeps at once
-int template_fd = -1;  // a TCP socket never connected: the defaults of TCP options
 
 bool file_of(int fd, ino_t* ino) {
   struct stat st {};
@@ -159,12 +159,7 @@ bool relayed_getsockopt(int fd, int level, int name, void* val, socklen_t* len, 
     *ret = 0;
     return true;
   }
-  if (template_fd < 0) {
-    const int t = ESOCK_LIBC(socket)(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    template_fd = t < 0 ? -1 : move_high(t);
-    if (t >= 0) ESOCK_LIBC(close)(t);
-  }
-  *ret = ESOCK_LIBC(getsockopt)(template_fd, level, name, val, len);
+  *ret = ESOCK_LIBC(getsockopt)(fresh_option_socket(), level, name, val, len);  // the defaults
   return true;
 }
 

@@ -48,7 +48,7 @@ constexpr unsigned short_sleeps = 4096;  // ~0.5 s of 50 us sleeps (with timer s
 constexpr long short_sleep_ns = 50'000;
 constexpr long long_sleep_ns = 1'000'000;
 
-// The readable signal of an application's number (A): one octet queued from L to A.
+// The readable signal of a listener's number (A): one octet queued from L to A.
 void set_readable(int sig_a, int sig_l, bool want, bool* readable) {
   if (want && !*readable) {
     const char b = 'r';
@@ -75,18 +75,6 @@ int private_eventfd() {
   return high;
 }
 
-void signal_fill(int sig_a) {
-  static const char junk[512] = {};
-  for (int i = 0; i < 64; ++i)
-    if (ESOCK_LIBC(send)(sig_a, junk, sizeof junk, MSG_DONTWAIT | MSG_NOSIGNAL) <= 0) break;
-}
-
-void signal_drain(int sig_l) {
-  char sink[4096];
-  while (ESOCK_LIBC(recv)(sig_l, sink, sizeof sink, MSG_DONTWAIT) > 0) {
-  }
-}
-
 namespace {
 
 // poll_listener's mark for a descriptor whose readiness only wakes the round: the address
@@ -96,7 +84,7 @@ ProviderConn* const relay_wake = reinterpret_cast<ProviderConn*>(&relay_wake_tag
 
 // The application set SO_LINGER with a zero time on the socket its options go to.
 bool lingers_zero(const Conn& c) {
-  const int fd = c.pc->option_fd() >= 0 ? c.pc->option_fd() : c.opt_fd;
+  const int fd = c.pc->option_fd() >= 0 ? c.pc->option_fd() : c.options ? c.options->fd() : -1;
   linger lg{};
   socklen_t l = sizeof lg;
   return fd >= 0 && ESOCK_LIBC(getsockopt)(fd, SOL_SOCKET, SO_LINGER, &lg, &l) == 0 &&
@@ -168,7 +156,9 @@ void Conn::release() {
     log(LogLevel::error, "an asynchronous read of %zu octets was lost: the connection closed", len);
   }
   relay.reset();
-  close_all({&sig_a, &sig_l, &opt_fd, &relay_child_end});
+  options.reset();
+  close_all({&relay_child_end});
+  number = -1;
 }
 
 void StackListen::release() {
@@ -187,6 +177,7 @@ DdpRuntime& DdpRuntime::get() {
     (void)parse_progress_mode(config().progress, &mode);  // config() checked the name
     r->set_progress(mode, std::chrono::microseconds(config().spin_us));
     relayed_names_init();  // likewise (fork.cc adds entries in our prepare handler)
+    option_sets_init();    // likewise
     fd_table_init();       // its fork handlers first, so its lock is taken after ours
     ::pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
     return r;
@@ -297,7 +288,7 @@ void DdpRuntime::close(const std::shared_ptr<Socket>& s) {
     // An own stack's connection closed by a parent after fork: its child serves it
     // through the pair from now on (fork_relay.h); the signal pair has no reader left.
     c.relay->activate();
-    close_all({&c.sig_a, &c.sig_l});
+    c.number = -1;
     wake();
     return;
   }
@@ -343,47 +334,52 @@ void DdpRuntime::reset(Socket& s, int err) {
   if (!s.conn || !s.conn->pc) return;
   s.error = err;
   s.set_state(Socket::State::failed);
+  hang_up_number(s);
   s.conn->release();
   mark_due(s);  // it leaves the rounds at the next one
   notify();
 }
 
-// Readiness of the application's number (docs/sockets.md, "fd model"): one octet queued
-// towards A means readable; shutdown(L, SHUT_WR) is a lasting EOF; shutdown(L, SHUT_RDWR)
-// is a hang-up (the connection failed).
+// Readiness of the application's number (docs/sockets.md, "fd model"): a readiness socket
+// (process/readiness_socket.h) set readable (data, end of stream or an error pending),
+// not writable (the stream cannot take a write), at end of stream (a lasting
+// POLLIN|POLLRDHUP) and hung up (the connection failed), as a TCP socket polls. Only a
+// change costs system calls, made through the number under the fd table's lock.
 void DdpRuntime::update_signals(Socket& s) {
   Conn& c = *s.conn;
-  if (c.sig_l < 0 || c.close_ladder.closing()) return;
+  if (c.number < 0 || c.close_ladder.closing()) return;
   // RAWMODE: readable while completions are pending (the completion descriptor, esock.h);
   // the peer's orderly close is the EOF, a failure the hang-up.
   const int err = c.stream ? c.stream->error() : c.raw->error();
   const bool peer_fin =
       c.stream ? c.stream->peer_fin() : c.pc->transport_state() == TransportState::ended;
-  if (err != 0 && !c.sig_hup) {
-    ESOCK_LIBC(shutdown)(c.sig_l, SHUT_RDWR);
-    c.sig_hup = true;
-  }
-  if ((peer_fin || s.rd_shut) && !c.sig_eof) {
-    ESOCK_LIBC(shutdown)(c.sig_l, SHUT_WR);
-    c.sig_eof = true;
-  }
+  const bool hup = err != 0 && !c.sig_hup;
+  const bool eof = (peer_fin || s.rd_shut) && !c.sig_eof;
   const bool want = c.stream ? c.stream->readable() || c.stream->pull_needed() : c.raw->pending();
-  // Writability: A's send direction (A to L) carries nothing else, so filling it (A has a
-  // minimal send buffer) clears POLLOUT, and draining it at L sets POLLOUT again, waking
-  // poll/epoll writers (EPOLLET included) as any socket does. RAWMODE: always writable.
+  // RAWMODE: always writable. Made writable again, the socket gives poll/epoll writers
+  // (EPOLLET included) the kernel's own write-space wakeup.
   const bool writable = !c.stream || c.stream->writable();
-  if (!writable && !c.sig_blocked) {
-    signal_fill(c.sig_a);
-    c.sig_blocked = true;
-  } else if (writable && c.sig_blocked) {
-    signal_drain(c.sig_l);
-    c.sig_blocked = false;
-  }
   // A reader blocked in this socket takes what arrives itself, and its own call updates the
   // signal once it has read: raising it now and clearing it a moment later would cost two
   // system calls per message for nothing (the run-to-completion fast path makes none).
-  if (s.readers > 0) return;
-  set_readable(c.sig_a, c.sig_l, want, &c.sig_readable);
+  const bool readable_changes = s.readers == 0 && want != c.ready.readable;
+  if (!hup && !eof && !readable_changes && writable == c.ready.writable) return;
+  const ReadinessHub& hub = *ReadinessHub::process();  // (it made the number)
+  (void)fd_with_number(&s, &c.number, [&](int fd) {
+    if (hup) c.sig_hup = hub.set_writable(fd, c.ready, true) && ReadinessHub::hang_up(fd);
+    if (eof) c.sig_eof = ReadinessHub::end_of_stream(fd);
+    (void)hub.set_writable(fd, c.ready, writable || c.sig_hup);
+    if (readable_changes) (void)hub.set_readable(fd, c.ready, want);
+  });
+}
+
+void DdpRuntime::hang_up_number(Socket& s) {
+  Conn& c = *s.conn;
+  if (c.number < 0 || c.sig_hup) return;
+  const ReadinessHub& hub = *ReadinessHub::process();
+  (void)fd_with_number(&s, &c.number, [&](int fd) {
+    c.sig_hup = hub.set_writable(fd, c.ready, true) && ReadinessHub::hang_up(fd);
+  });
 }
 
 void DdpRuntime::service(Socket& s) {

@@ -257,6 +257,9 @@ class DdpRuntime {
   void service_raw(Socket& s);
   static void raw_round(Conn& c);  // completions, failure, pending FIN
   void update_signals(Socket& s);
+  // The connection failed: its number polls hung up and writable (reset, or before a
+  // release that leaves the application's number open).
+  void hang_up_number(Socket& s);
   // close_ladder's step for this round; releases the connection when it says so.
   void close_step(Conn& c, TransportState transport, bool drained);
   void start_thread(bool even_inline = false);
@@ -321,13 +324,8 @@ class DdpRuntime {
   std::uint32_t stats_shown_ = 0;  // sockets in the last snapshot
 };
 
-// The writability of an application's number (A of the signal pair, docs/sockets.md "fd
-// model"): filling A's send side (A has a minimal send buffer) makes it poll not writable;
-// draining it at L makes it writable again.
-void signal_fill(int sig_a);
 // A non-blocking eventfd among esock's private descriptors (process/libc.h, move_high).
 int private_eventfd();
-void signal_drain(int sig_l);
 
 // Whether every installed signal handler asks for restarted calls (SA_RESTART). poll(2) is
 // never restarted, so a wait in it that stands in for a call the kernel would restart

@@ -16,6 +16,8 @@
 #include "base/time.h"
 #include "esock/esock.h"
 #include "esock/estp/stream.h"
+#include "esock/process/option_socket.h"
+#include "esock/process/readiness_socket.h"
 #include "esock/providers/provider.h"
 #include "esock/rawmode/raw_qp.h"
 #include "esock/runtime/close_ladder.h"
@@ -27,21 +29,23 @@ namespace esock::sockets {
 class Socket;
 class DdpRuntime;
 
-// An established DDPMODE connection and its readiness signal: the application's number
-// is one end (A) of an AF_UNIX socketpair; the library keeps L and a private dup of A.
+// An established DDPMODE connection. Its readiness is the application's number itself: a
+// readiness socket (process/readiness_socket.h) the runtime sets through the number
+// (fd_with_number), so a connection takes one descriptor and the library keeps none.
 struct Conn {
   ~Conn() { release(); }
-  void release();  // closes the transport and the signal descriptors
+  void release();  // closes the transport and the library's descriptors
 
   std::unique_ptr<ProviderConn> pc;
   std::unique_ptr<estp::Stream> stream;  // null in RAWMODE
   std::unique_ptr<RawQp> raw;            // RAWMODE only
-  int sig_a = -1, sig_l = -1;
-  // Own-stack providers: a kernel TCP socket (never connected) that keeps the SO_*/TCP_*
-  // options the application sets, so they behave as on any socket.
-  int opt_fd = -1;
-  bool sig_readable = false, sig_eof = false, sig_hup = false;
-  bool sig_blocked = false;  // A's send side is filled: the number polls not writable
+  int number = -1;  // the application's number tried first (-1: none names the socket)
+  ReadinessState ready;
+  bool sig_eof = false, sig_hup = false;
+  // Own-stack providers: the kernel TCP socket (never connected) that keeps the SO_*/TCP_*
+  // options the application set, shared by the connections with the same ones
+  // (process/option_socket.h); null while it set none (a fresh socket's are read).
+  std::shared_ptr<const OptionSet> options;
   CloseLadder close_ladder;  // after the application's close (close_ladder.h)
   // RAWMODE shutdown(SHUT_WR): FIN once drained.
   bool raw_fin = false, raw_fin_sent = false;
@@ -180,8 +184,12 @@ class Connecting {
   // (peers without esock) plain, its number handed back to a kernel socket.
   virtual bool step(Socket& s, Instant now) = 0;
   virtual Instant due() const = 0;  // the latest time step() must run (a deadline)
-  // The kernel socket SO_*/TCP_* options go to meanwhile, and the local name (getsockname).
+  // The kernel socket SO_*/TCP_* options are read from meanwhile, and the local name
+  // (getsockname).
   virtual int option_fd() const = 0;
+  // An own stack's: where the options set meanwhile go (as a connection's, Conn::options);
+  // null when they go to option_fd() (kernel TCP).
+  virtual std::shared_ptr<const OptionSet>* own_options() = 0;
   virtual int local_name(sockaddr* addr, socklen_t* len) const = 0;
   // A connect() waits for the end in this process (a fallback then leaves the plain
   // socket's connect to it).
@@ -234,6 +242,10 @@ class Socket {
   bool want_sent = false;
   // Made DDPMODE by ESOCK_DDPMODE_ALL (esockrun --ddp), not by the application's setsockopt.
   bool implicit = false;
+  // While armed: every SO_*/TCP_* option set on the kernel socket since it was fresh (for
+  // an own stack's connect to share its option socket: process/option_socket.h); none when
+  // some were set before it was made DDPMODE.
+  std::optional<OptionCalls> option_calls;
   bool rd_shut = false;
   bool due = false;        // on the runtime's list for the next round (DdpRuntime::mark_due)
   bool in_rounds = false;  // in the runtime's sockets (only those are ever due)

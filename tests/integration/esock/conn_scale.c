@@ -15,12 +15,14 @@
  *     holds them idle for SECONDS (default 0), then closes them all; ROUNDS times, a second
  *     between rounds. Prints the set-up rate and its memory (after each round).
  *
- * Memory lines: "<role>: mem <point> rss_kb=R heap_kb=H conns=C": RSS from /proc/self/status,
- * heap as glibc's mallinfo2 counts it in use (arena and mmapped chunks), which a leak raises
- * and fragmentation does not. Exit status 0 only when every echo matched.
+ * Memory lines: "<role>: mem <point> rss_kb=R heap_kb=H conns=C fds=F": RSS from
+ * /proc/self/status, heap as glibc's mallinfo2 counts it in use (arena and mmapped chunks),
+ * which a leak raises and fragmentation does not, and the open descriptors. Exit status 0
+ * only when every echo matched.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -55,10 +57,21 @@ static long rss_kb(void) {
   return kb;
 }
 
+/* Open descriptors: the application's and those of the stack under it (esock's own). */
+static long open_fds(void) {
+  DIR* d = opendir("/proc/self/fd");
+  long n = 0;
+  if (!d) return -1;
+  for (const struct dirent* e; (e = readdir(d));)
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - 1; /* (the directory's own) */
+}
+
 static void mem(const char* role, const char* point, long conns) {
   const struct mallinfo2 m = mallinfo2();
-  printf("%s: mem %s rss_kb=%ld heap_kb=%zu conns=%ld\n", role, point, rss_kb(),
-         (m.uordblks + m.hblkhd) / 1024, conns);
+  printf("%s: mem %s rss_kb=%ld heap_kb=%zu conns=%ld fds=%ld\n", role, point, rss_kb(),
+         (m.uordblks + m.hblkhd) / 1024, conns, open_fds());
   fflush(stdout);
 }
 

@@ -7,10 +7,11 @@
 #   * both exit 0 (every echo matched; the server saw every connection come and go);
 #   * the server's heap per held connection stays under HEAP_PER_CONN_MAX octets (ESTP's
 #     buffers and the engine's queues are committed only as they are used);
+#   * each held connection takes one descriptor in each process, its number, as a kernel
+#     TCP socket does (the number is its readiness socket; esock keeps no other);
 #   * the server's heap after the last close is back within SLACK_KB of where it started
 #     (its "end" line: after the stack's own closes, at most 20 s).
-# The count is bounded by this machine's RLIMIT_NOFILE (20000 hard): esock uses a
-# socketpair and an option socket per connection besides the application's number.
+# The count is bounded by RLIMIT_NOFILE (20000 hard on this machine): 10,000 fit.
 #   scale_conns.sh CONN_SCALE ESOCKRUN OUT_DIR [N] [ROUNDS]
 set -u
 PROG=$1 ESOCKRUN=$2 OUT=$3 N=${4:-2000} ROUNDS=${5:-2}
@@ -48,6 +49,18 @@ FAILED=0
 [ "$(grep -c ", 0 wrong," "$OUT/client.log")" = "$ROUNDS" ] ||
 	{ echo "FAIL: not every round's $N echoes were checked"; FAILED=1; }
 kb() { sed -n "s/^server: mem $1 .* heap_kb=\([0-9]*\).*/\1/p" "$OUT/server.log"; }
+fds() { sed -n "s/^$1: mem $2 .* fds=\([0-9]*\).*/\1/p" "$OUT/$1.log" | head -1; }
+for role in server client; do
+	f0=$(fds $role start) f1=$(fds $role held)
+	if [ -z "$f0" ] || [ -z "$f1" ]; then
+		echo "FAIL: the $role's descriptor counts are missing"; FAILED=1
+	else
+		echo "$role descriptors: $f0 at the start, $f1 with $N connections"
+		# (slack: the client's "start" comes before the stack it starts opens its own)
+		[ $((f1 - f0)) -le $((N + N / 50 + 64)) ] ||
+			{ echo "FAIL: $role: $((f1 - f0)) descriptors for $N connections"; FAILED=1; }
+	fi
+done
 h0=$(kb start) h1=$(kb held) h2=$(kb end)
 if [ -z "$h0" ] || [ -z "$h1" ] || [ -z "$h2" ]; then
 	echo "FAIL: the server's memory lines are missing"; FAILED=1
