@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/steady_clock.h"
+#include "tcp/dpdk/flow_hash.h"
 #include "tcp/dpdk/mbuf_slot.h"
 
 namespace esock::tcp::dpdk {
@@ -52,11 +53,57 @@ std::uint8_t rx_verdict(std::uint64_t ol) {
 
 }  // namespace
 
+struct DpdkDevice::Port {
+  std::uint16_t id = 0;
+  bool started = false;
+  std::vector<rte_mempool*> pools;
+  ~Port() {
+    if (started) {
+      rte_eth_dev_stop(id);
+      rte_eth_dev_close(id);
+    }
+    // Freeing a pool with mbufs still out would let them be freed into released memory.
+    for (rte_mempool* p : pools)
+      if (rte_mempool_full(p)) rte_mempool_free(p);
+  }
+};
+
 std::unique_ptr<DpdkDevice> DpdkDevice::open(std::uint16_t port, const DpdkDeviceConfig& config,
                                              std::string* error) {
-  std::unique_ptr<DpdkDevice> d(new DpdkDevice());
-  if (!d->setup(port, config, error)) return nullptr;
-  return d;
+  DpdkDeviceConfig one = config;
+  one.queues = 1;
+  auto devs = open_queues(port, one, error);
+  return devs.empty() ? nullptr : std::move(devs[0]);
+}
+
+std::vector<std::unique_ptr<DpdkDevice>> DpdkDevice::open_queues(std::uint16_t port,
+                                                                 const DpdkDeviceConfig& config,
+                                                                 std::string* error) {
+  std::vector<std::unique_ptr<DpdkDevice>> devs;
+  std::unique_ptr<DpdkDevice> first(new DpdkDevice());
+  if (!first->setup(port, config, error)) return devs;
+  devs.push_back(std::move(first));
+  for (std::uint16_t q = 1; q < std::max<std::uint16_t>(config.queues, 1); ++q) {
+    std::unique_ptr<DpdkDevice> d(new DpdkDevice());
+    d->share_port(*devs[0], q);
+    devs.push_back(std::move(d));
+  }
+  return devs;
+}
+
+void DpdkDevice::share_port(const DpdkDevice& first, std::uint16_t queue) {
+  port_ = first.port_;
+  queue_ = queue;
+  shared_ = first.shared_;
+  pool_ = shared_->pools[queue];
+  mac_ = first.mac_;
+  caps_ = first.caps_;
+  attach_ = first.attach_;
+  multi_seg_ = first.multi_seg_;
+  rx_csum_ = first.rx_csum_;
+  copy_below_ = first.copy_below_;
+  tx_batch_ = first.tx_batch_;
+  pending_ = std::make_unique<rte_mbuf*[]>(tx_batch_);
 }
 
 bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::string* error) {
@@ -66,6 +113,9 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
   };
   if (!rte_eth_dev_is_valid_port(port)) return fail("no such port", ENODEV);
   port_ = port;
+  shared_ = std::make_shared<Port>();
+  shared_->id = port;
+  const std::uint16_t queues = std::max<std::uint16_t>(c.queues, 1);
   copy_below_ = c.copy_below;
   tx_batch_ = std::max<std::uint16_t>(c.tx_batch, 1);
   pending_ = std::make_unique<rte_mbuf*[]>(tx_batch_);
@@ -82,12 +132,17 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
   // Jumbo rooms shrink the pool so that it stays within pool_bytes_max (2^n - 1 mbufs).
   unsigned mbufs = c.pool_mbufs;
   while (mbufs > 1023 && std::uint64_t{mbufs} * room > pool_bytes_max) mbufs /= 2;
-  const std::string name = "esock_p" + std::to_string(port) + "_" + std::to_string(pool_seq++);
   // priv_size = our slot: that is what makes rx zero-allocation (mbuf_slot.h).
   // A per-lcore cache only pays off for big pools (rte_mempool wants n >= 1.5 x cache).
   const unsigned cache = mbufs >= 1024 ? 256 : 0;
-  pool_ = rte_pktmbuf_pool_create(name.c_str(), mbufs, cache, mbuf_slot_size, room, socket);
-  if (!pool_) return fail("rte_pktmbuf_pool_create", rte_errno);
+  for (std::uint16_t q = 0; q < queues; ++q) {
+    const std::string name = "esock_p" + std::to_string(port) + "_" + std::to_string(pool_seq++);
+    rte_mempool* p =
+        rte_pktmbuf_pool_create(name.c_str(), mbufs, cache, mbuf_slot_size, room, socket);
+    if (!p) return fail("rte_pktmbuf_pool_create", rte_errno);
+    shared_->pools.push_back(p);
+  }
+  pool_ = shared_->pools[0];
 
   rte_eth_conf conf{};
   const std::uint64_t txo = info.tx_offload_capa, rxo = info.rx_offload_capa;
@@ -111,17 +166,29 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
       info.max_rx_pktlen >= std::uint32_t{c.mtu} + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
   const bool forced_mtu = c.mtu != 0 && c.mtu_beyond_port && !port_takes_mtu;
   if (c.mtu && !forced_mtu) conf.rxmode.mtu = c.mtu;
-  if (int r = rte_eth_dev_configure(port, 1, 1, &conf); r != 0) return fail("configure", r);
+  if (queues > 1 && info.flow_type_rss_offloads != 0) {
+    // A PMD that hashes: with flow_hash.h's symmetric key, over the TCP/IPv4 4-tuple.
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_key = const_cast<std::uint8_t*>(symmetric_rss_key().data());
+    conf.rx_adv_conf.rss_conf.rss_key_len = static_cast<std::uint8_t>(symmetric_rss_key().size());
+    conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_NONFRAG_IPV4_TCP & info.flow_type_rss_offloads;
+  }
+  if (int r = rte_eth_dev_configure(port, queues, queues, &conf); r != 0)
+    return fail("configure " + std::to_string(queues) + " queue pairs", r);
   std::uint16_t nrx = c.rx_desc, ntx = c.tx_desc;
   if (int r = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx); r != 0)
     return fail("adjust descriptors", r);
-  if (int r = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, pool_);
-      r != 0)
-    return fail("rx queue", r);
-  if (int r = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr); r != 0)
-    return fail("tx queue", r);
+  for (std::uint16_t q = 0; q < queues; ++q) {
+    if (int r = rte_eth_rx_queue_setup(port, q, nrx, static_cast<unsigned>(socket), nullptr,
+                                       shared_->pools[q]);
+        r != 0)
+      return fail("rx queue " + std::to_string(q), r);
+    if (int r = rte_eth_tx_queue_setup(port, q, ntx, static_cast<unsigned>(socket), nullptr);
+        r != 0)
+      return fail("tx queue " + std::to_string(q), r);
+  }
   if (int r = rte_eth_dev_start(port); r != 0) return fail("start", r);
-  started_ = true;
+  shared_->started = true;
   if (c.promiscuous) rte_eth_promiscuous_enable(port);
 
   std::uint16_t mtu = 1500;
@@ -155,12 +222,7 @@ bool DpdkDevice::setup(std::uint16_t port, const DpdkDeviceConfig& c, std::strin
 DpdkDevice::~DpdkDevice() {
   for (std::uint16_t i = 0; i < n_pending_; ++i) rte_pktmbuf_free(pending_[i]);
   n_pending_ = 0;
-  if (started_) {
-    rte_eth_dev_stop(port_);
-    rte_eth_dev_close(port_);
-  }
-  // Freeing a pool with mbufs still out would let them be freed into released memory.
-  if (pool_ && rte_mempool_full(pool_)) rte_mempool_free(pool_);
+  // (The last device of the port stops it and frees the pools: Port's destructor.)
 }
 
 bool DpdkDevice::link_up() const {
@@ -188,7 +250,7 @@ unsigned DpdkDevice::pool_size() const {
 std::size_t DpdkDevice::rx_burst(std::span<RxFrame> out) {
   rte_mbuf* m[64];
   const auto want = static_cast<std::uint16_t>(std::min<std::size_t>(out.size(), 64));
-  const std::uint16_t n = rte_eth_rx_burst(port_, 0, m, want);
+  const std::uint16_t n = rte_eth_rx_burst(port_, queue_, m, want);
   for (std::uint16_t i = 0; i < n; ++i) {
     RxFrame& f = out[i];
     f.csum = rx_csum_ ? rx_verdict(m[i]->ol_flags) : 0;

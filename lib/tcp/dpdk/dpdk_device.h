@@ -1,5 +1,7 @@
-// A Device over one DPDK ethdev port (1 rx queue, 1 tx queue). This header includes no
-// DPDK header; dpdk_device.cc is where mbufs live.
+// A Device over one queue pair of a DPDK ethdev port (one rx queue, one tx queue, its own
+// mempool): open() gives the port's only one, open_queues() one per queue, for one stack
+// per queue (flow_hash.h says which flows a queue carries). This header includes no DPDK
+// header; dpdk_device.cc is where mbufs live.
 //
 // Receive is zero-copy: every mbuf of the device's pool carries, in its private area, an
 // esock::BufHolder, so a received single-segment mbuf becomes an RxFrame whose BufRef frees
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 #include "tcp/dev/device.h"
@@ -52,6 +55,10 @@ struct DpdkDeviceConfig {
   // The port's MAC address; all zero keeps the PMD's (two net_ring ports of one process
   // get the same one, which ARP rightly refuses to learn).
   MacAddr mac{};
+  // open_queues(): queue pairs. Where the PMD hashes (RSS), it hashes with the symmetric
+  // key of flow_hash.h, so a flow's two directions land on the same queue index; memif
+  // and net_ring carry each frame on the queue its sender chose.
+  std::uint16_t queues = 1;
 };
 
 struct DpdkDeviceStats {
@@ -68,9 +75,15 @@ class DpdkDevice final : public Device {
   // Configures and starts `port` with its own mempool. nullptr with *error on failure.
   static std::unique_ptr<DpdkDevice> open(std::uint16_t port, const DpdkDeviceConfig& config,
                                           std::string* error);
-  // Drops unsent frames, stops and closes the port, frees the pool. Every RxFrame ref must
-  // be gone by then; if mbufs are still out (e.g. in a net_ring peer's ring), the pool is
-  // leaked rather than freed under them.
+  // Configures and starts `port` with config.queues queue pairs: device i polls rx queue i
+  // and sends on tx queue i, each with its own pool, so each can be driven by its own
+  // thread. Empty with *error on failure.
+  static std::vector<std::unique_ptr<DpdkDevice>> open_queues(std::uint16_t port,
+                                                              const DpdkDeviceConfig& config,
+                                                              std::string* error);
+  // Drops unsent frames; the last device of a port stops and closes it and frees the pools.
+  // Every RxFrame ref must be gone by then; if mbufs are still out (e.g. in a net_ring
+  // peer's ring), a pool is leaked rather than freed under them.
   ~DpdkDevice() override;
   DpdkDevice(const DpdkDevice&) = delete;
   DpdkDevice& operator=(const DpdkDevice&) = delete;
@@ -83,6 +96,7 @@ class DpdkDevice final : public Device {
   DeviceStats stats() const override { return stats_; }
 
   std::uint16_t port() const { return port_; }
+  std::uint16_t queue() const { return queue_; }
   const DpdkDeviceStats& dpdk_stats() const { return dstats_; }
   bool link_up() const;
   // Polls the link state (every 10 ms) until up or `timeout`; memif needs its peer first.
@@ -93,16 +107,19 @@ class DpdkDevice final : public Device {
   bool attaches() const { return attach_; }
 
  private:
+  struct Port;  // the started port and every queue's pool, shared by its devices
   DpdkDevice() = default;
   bool setup(std::uint16_t port, const DpdkDeviceConfig& config, std::string* error);
+  void share_port(const DpdkDevice& first, std::uint16_t queue);
   rte_mbuf* build(const TxFrame& frame);
   bool append_copy(rte_mbuf* m, rte_mbuf** last, bytes_view data);
   bool append_attached(rte_mbuf* m, rte_mbuf** last, const TxPiece& piece);
   void burst();
 
   std::uint16_t port_ = 0;
-  bool started_ = false;
-  rte_mempool* pool_ = nullptr;
+  std::uint16_t queue_ = 0;
+  std::shared_ptr<Port> shared_;
+  rte_mempool* pool_ = nullptr;  // this queue's (shared_ owns it)
   MacAddr mac_;
   DeviceCaps caps_;
   bool attach_ = false;

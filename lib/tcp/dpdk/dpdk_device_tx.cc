@@ -122,7 +122,7 @@ bool DpdkDevice::tx(const TxFrame& frame) {
 
 void DpdkDevice::burst() {
   if (n_pending_ == 0) return;
-  std::uint16_t sent = rte_eth_tx_burst(port_, 0, pending_.get(), n_pending_);
+  std::uint16_t sent = rte_eth_tx_burst(port_, queue_, pending_.get(), n_pending_);
   // What the PMD did not take stays queued, in order, for the next flush: a full
   // descriptor ring (memif's peer busy) is back-pressure, not loss.
   stats_.tx_frames += sent;

@@ -384,7 +384,9 @@ std::uint16_t Stack::pick_port(Ipv4Addr dst, std::uint16_t port) {
   for (std::uint32_t i = 0; i < span; ++i) {
     std::uint16_t p = static_cast<std::uint16_t>(cfg_.ephemeral_first + (port_cursor_++ % span));
     if (listeners_.count(p)) continue;
-    if (!conns_.count(FourTuple{iface_.ip(), dst, p, port})) return p;
+    const FourTuple t{iface_.ip(), dst, p, port};
+    if (cfg_.owns_flow && !cfg_.owns_flow(t)) continue;
+    if (!conns_.count(t)) return p;
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -37,6 +38,10 @@ struct StackConfig {
   TcpConfig tcp;  // defaults for every connection; mss is clamped to the interface's
   std::uint16_t ephemeral_first = 49152;  // RFC 6335 dynamic ports
   std::uint16_t ephemeral_last = 65535;
+  // One stack per queue of a multi-queue port (lib/tcp/dpdk/flow_hash.h): an active open
+  // takes only ephemeral ports whose flow this says the stack's queue carries, so the
+  // peer's answers come back to this stack. Unset: every flow is this stack's.
+  std::function<bool(const FourTuple&)> owns_flow;
   std::optional<IsnGenerator::Key> isn_key;  // unset: a random key
   Duration timer_granularity = 1ms;
   // Received frames all connections together keep pinned in their in-order queues

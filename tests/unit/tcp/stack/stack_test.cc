@@ -36,6 +36,7 @@ class StackPair : public ::testing::Test {
     ca.isn_key = IsnGenerator::Key{1};
     ca.tcp = tcp;
     StackConfig cb = ca;
+    ca.owns_flow = owns_flow_a;
     cb.iface.ip = ip_b;
     cb.isn_key = IsnGenerator::Key{2};
     cb.syn_cookies = syn_cookies;
@@ -144,6 +145,7 @@ class StackPair : public ::testing::Test {
   TcpConfig tcp;
   bool syn_cookies = true;  // b's StackConfig::syn_cookies
   std::size_t time_wait_max = StackConfig{}.time_wait_max;
+  std::function<bool(const FourTuple&)> owns_flow_a;  // a's StackConfig::owns_flow
   std::unique_ptr<FaultInjector> fa, fb;
   std::unique_ptr<Stack> a, b;
 };
@@ -295,6 +297,28 @@ TEST_F(StackPair, ConnectToAClosedPortIsRefused) {
   a->close(c);
   a->poll(clock.now() + 2ms);
   EXPECT_EQ(a->connection_count(), 0u);
+}
+
+TEST_F(StackPair, AnActiveOpenTakesOnlyPortsOfFlowsItsQueueCarries) {
+  // One stack per queue (StackConfig::owns_flow): here the queue of the odd ports.
+  owns_flow_a = [](const FourTuple& t) { return t.local_port % 2 == 1; };
+  build();
+  std::vector<Connection*> conns;
+  for (int i = 0; i < 50; ++i) {
+    int err = 0;
+    Connection* c = a->connect(ip_b, 80, &err);
+    ASSERT_NE(c, nullptr) << err;
+    EXPECT_EQ(c->tuple().local_port % 2, 1) << c->tuple().local_port;
+    conns.push_back(c);
+  }
+}
+
+TEST_F(StackPair, AStackThatOwnsNoFlowToAPeerHasNoPortForIt) {
+  owns_flow_a = [](const FourTuple&) { return false; };
+  build();
+  int err = 0;
+  EXPECT_EQ(a->connect(ip_b, 80, &err), nullptr);
+  EXPECT_EQ(err, EADDRNOTAVAIL);
 }
 
 TEST_F(StackPair, PeerAbortResetsTheConnection) {
