@@ -314,8 +314,8 @@ int stack_accept(Socket& ls, sockaddr* addr, socklen_t* len, int flags) {
     if (log_on(LogLevel::info))
       log(LogLevel::info, "accepted %s (%s provider)", plen ? address_text(peer).c_str() : "?",
           configured_provider() ? configured_provider()->name() : "?");
+    fd_set(a, s);  // numbered first: its first round signals through the number
     rt.add(s);
-    fd_set(a, std::move(s));
     return a;
   }
 }

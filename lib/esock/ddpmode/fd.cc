@@ -106,18 +106,30 @@ int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len) {
   return peer ? ESOCK_LIBC(getpeername)(tcp, addr, len) : ESOCK_LIBC(getsockname)(tcp, addr, len);
 }
 
-int ddp_option_fd(int fd) {
-  if (auto s = fd_get(fd)) {
-    std::lock_guard lk(DdpRuntime::get().mu);
-    if (s->state() == Socket::State::connected && s->conn && s->conn->pc) {
-      const Conn& c = *s->conn;
-      if (c.pc->option_fd() >= 0) return c.pc->option_fd();
-      return c.options ? c.options->fd() : fresh_option_socket();  // (an own stack's)
-    }
-    if (s->lis) return s->lis->opt_fd;
-    if (s->connecting) return s->connecting->option_fd();
+namespace {
+
+// The kernel socket a DDPMODE socket's SO_*/TCP_* options are read from (runtime lock
+// held): the private TCP descriptor once connected; an own stack's connection's option set
+// (a fresh socket while it has none); the number itself while armed.
+int option_fd(const Socket& s, int fd) {
+  if (s.state() == Socket::State::connected && s.conn && s.conn->pc) {
+    const Conn& c = *s.conn;
+    if (c.pc->option_fd() >= 0) return c.pc->option_fd();
+    return c.options ? c.options->fd() : fresh_option_socket();  // (an own stack's)
   }
+  if (s.lis) return s.lis->opt_fd;
+  if (s.connecting) return s.connecting->option_fd();
   return fd;
+}
+
+}  // namespace
+
+int ddp_get_option(int fd, int level, int name, void* val, socklen_t* len) {
+  auto s = fd_get(fd);
+  if (!s) return ESOCK_LIBC(getsockopt)(fd, level, name, val, len);
+  // Under the lock: another thread's setsockopt may replace (and close) the option set.
+  std::lock_guard lk(DdpRuntime::get().mu);
+  return ESOCK_LIBC(getsockopt)(option_fd(*s, fd), level, name, val, len);
 }
 
 int ddp_set_option(int fd, int level, int name, const void* val, socklen_t len) {
@@ -141,7 +153,10 @@ int ddp_set_option(int fd, int level, int name, const void* val, socklen_t len) 
   if (own == nullptr) {
     const int r = ESOCK_LIBC(setsockopt)(kernel, level, name, val, len);
     if (r == 0 && kernel == fd && s->option_calls && s->state() == Socket::State::armed)
-      s->option_calls = with_call(std::move(*s->option_calls), level, name, val, len);
+      s->option_calls =
+          replayable(level, name)
+              ? std::optional(with_call(std::move(*s->option_calls), level, name, val, len))
+              : std::nullopt;  // its socket stays its own at connect
     return r;
   }
   // A set of its own is changed in place; a shared one (or none) gives way to the set the
@@ -149,6 +164,12 @@ int ddp_set_option(int fd, int level, int name, const void* val, socklen_t len) 
   // option there, and a refusal leaves the connection's options as they were.
   if (*own && (*own)->calls() == nullptr)
     return ESOCK_LIBC(setsockopt)((*own)->fd(), level, name, val, len);
+  if (!replayable(level, name)) {  // (a filter program's pointer): a socket of its own
+    auto set = OptionSet::own(*own ? *(*own)->calls() : OptionCalls{});
+    if (!set || ESOCK_LIBC(setsockopt)(set->fd(), level, name, val, len) != 0) return -1;
+    *own = std::move(set);
+    return 0;
+  }
   auto set =
       OptionSet::of(with_call(*own ? *(*own)->calls() : OptionCalls{}, level, name, val, len));
   if (!set) return -1;

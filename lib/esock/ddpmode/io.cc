@@ -552,7 +552,10 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
         continue;
       }
     }
-    if (r.n > 0) rt.note_activity();
+    if (r.n > 0) {
+      rt.note_activity();
+      s->empty_reads = 0;
+    }
     rt.after_op(*s);
     if (r.err != 0 && r.err != EAGAIN) return got ? ssize_t(got) : fail(r.err);
     got += r.n;
@@ -560,7 +563,10 @@ ssize_t recvmsg_on(int fd, std::shared_ptr<Socket> s, msghdr* msg, int flags) {
     if (r.eom) msg->msg_flags |= MSG_EOR;
     const bool eof = r.err == 0 && r.n == 0 && !r.eom;
     if (r.eom || eof || (got > 0 && (!waitall || got == want))) return static_cast<ssize_t>(got);
-    if (nonblock) return got ? ssize_t(got) : fail(EAGAIN);
+    if (nonblock) {
+      if (got == 0) rt.empty_read(*s);
+      return got ? ssize_t(got) : fail(EAGAIN);
+    }
     if (interrupted) return got ? ssize_t(got) : fail(EINTR);  // while a sink was out
     if (fresh) continue;  // MSG_WAITALL: what queued behind the sink or pull comes first
     ++s->readers;

@@ -158,7 +158,7 @@ int ddp_getsockopt(int fd, int level, int name, void* val, socklen_t* len) {
       return 0;
     }
   }
-  if (level != SOL_ESOCK) return ESOCK_LIBC(getsockopt)(ddp_option_fd(fd), level, name, val, len);
+  if (level != SOL_ESOCK) return ddp_get_option(fd, level, name, val, len);
   if (name != ESOCK_DDPMODE && name != ESOCK_MSGMODE && name != ESOCK_RAWMODE &&
       name != ESOCK_ZCOPY_MODE)
     return fail(ENOPROTOOPT);

@@ -35,9 +35,10 @@ int ddp_fcntl_setfl(int fd, int flags);
 // kernel descriptor.
 int ddp_ioctl(int fd, unsigned long request, void* arg);
 int ddp_getname(int fd, bool peer, sockaddr* addr, socklen_t* len);
-// The kernel socket SO_*/TCP_* options are read from: the private TCP descriptor once
-// connected; an own stack's connection's option set (a fresh socket while it has none).
-int ddp_option_fd(int fd);
+// getsockopt(2) of an SO_*/TCP_* option on a DDPMODE number: from the kernel socket behind
+// it (the private TCP descriptor once connected; an own stack's connection's option set,
+// a fresh socket while it has none).
+int ddp_get_option(int fd, int level, int name, void* val, socklen_t* len);
 // setsockopt(2) of an SO_*/TCP_* option on a DDPMODE number: on the kernel socket behind it
 // (while armed, recorded: Socket::option_calls); over an own stack, the connection's option
 // set changes (process/option_socket.h).

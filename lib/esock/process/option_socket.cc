@@ -74,15 +74,45 @@ constexpr std::pair<int, int> compared[] = {
 OptionCalls with_call(OptionCalls calls, int level, int name, const void* val, socklen_t len) {
   const auto* p = static_cast<const std::uint8_t*>(val);
   std::vector<std::uint8_t> value(p, p + (p != nullptr ? len : 0));
-  const auto it = std::find_if(calls.begin(), calls.end(), [&](const OptionCall& c) {
-    return c.level == level && c.name == name;
-  });
-  if (it != calls.end())
-    it->value = std::move(value);
-  else
-    calls.push_back({level, name, std::move(value)});
+  std::erase_if(calls, [&](const OptionCall& c) { return c.level == level && c.name == name; });
+  calls.push_back({level, name, std::move(value)});
   return calls;
 }
+
+bool replayable(int level, int name) {
+  if (level != SOL_SOCKET) return true;
+  switch (name) {
+    case SO_ATTACH_FILTER:
+    case SO_ATTACH_BPF:
+    case SO_ATTACH_REUSEPORT_CBPF:
+    case SO_ATTACH_REUSEPORT_EBPF:
+    case SO_DETACH_FILTER:
+    case SO_LOCK_FILTER:
+      return false;
+    default:
+      return true;
+  }
+}
+
+namespace {
+
+// A new private socket with the calls replayed on it; -1 with errno.
+int replayed(const OptionCalls& calls) {
+  const int fd = private_tcp_socket();
+  if (fd < 0) return -1;
+  for (const OptionCall& c : calls) {
+    if (ESOCK_LIBC(setsockopt)(fd, c.level, c.name, c.value.data(),
+                               static_cast<socklen_t>(c.value.size())) != 0) {
+      const int err = errno;
+      ESOCK_LIBC(close)(fd);
+      errno = err;
+      return -1;
+    }
+  }
+  return fd;
+}
+
+}  // namespace
 
 std::shared_ptr<const OptionSet> OptionSet::of(const OptionCalls& calls) {
   Registry& r = registry();
@@ -92,18 +122,13 @@ std::shared_ptr<const OptionSet> OptionSet::of(const OptionCalls& calls) {
     if (it != r.sets.end())
       if (auto set = it->second.lock()) return set;
   }
-  const int fd = private_tcp_socket();
-  if (fd < 0) return nullptr;
-  for (const OptionCall& c : calls) {
-    if (ESOCK_LIBC(setsockopt)(fd, c.level, c.name, c.value.data(),
-                               static_cast<socklen_t>(c.value.size())) != 0) {
-      const int err = errno;
-      ESOCK_LIBC(close)(fd);
-      errno = err;
-      return nullptr;
-    }
-  }
-  return adopt(fd, calls);
+  const int fd = replayed(calls);
+  return fd < 0 ? nullptr : adopt(fd, calls);
+}
+
+std::shared_ptr<const OptionSet> OptionSet::own(const OptionCalls& calls) {
+  const int fd = replayed(calls);
+  return fd < 0 ? nullptr : keep(fd);
 }
 
 std::shared_ptr<const OptionSet> OptionSet::adopt(int fd, const OptionCalls& calls) {

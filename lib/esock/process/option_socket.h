@@ -23,10 +23,14 @@ struct OptionCall {
   std::vector<std::uint8_t> value;
   auto operator<=>(const OptionCall&) const = default;
 };
-// What made a set: each option once, in the order first set, with its last value.
+// What made a set: each option once, in the order last set, with its last value (so a
+// replay ends as the calls did where one option resets another: IP_TOS sets SO_PRIORITY).
 using OptionCalls = std::vector<OptionCall>;
 // calls with setsockopt(level, name, val, len) made after them.
 OptionCalls with_call(OptionCalls calls, int level, int name, const void* val, socklen_t len);
+// Whether an option's value means the same on another socket, so that it can be replayed:
+// not one that carries a pointer (SO_ATTACH_FILTER's program) or names a descriptor.
+bool replayable(int level, int name);
 
 // A kernel TCP socket holding one set of options; shared (immutable) by the connections
 // that have that set. Thread-safe; fork keeps the registry consistent (option_sets_init).
@@ -43,6 +47,9 @@ class OptionSet {
   // A socket whose options are not all known (some were set before it was DDPMODE) or
   // that reserves a bound port: its connection's alone, changed in place.
   static std::shared_ptr<const OptionSet> keep(int fd);
+  // A new socket of its own with these calls replayed (for an option that cannot be
+  // replayed, set on it next, in place); null with errno.
+  static std::shared_ptr<const OptionSet> own(const OptionCalls& calls);
 
   OptionSet(const OptionSet&) = delete;
   OptionSet& operator=(const OptionSet&) = delete;

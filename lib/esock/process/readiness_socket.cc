@@ -147,13 +147,19 @@ bool ReadinessHub::set_writable(int fd, ReadinessState& st, bool on) const {
   }
   if (!dissolve(fd)) return false;
   st.writable = true;
-  // The write-space wakeup: a datagram of ours, freed as the sink reads it.
+  // The write-space wakeup: a datagram of ours, freed as the sink reads it. (The sink is
+  // emptied first: anyone can send to its name, and a full sink would refuse ours.)
+  drain(sink_);
   if (ESOCK_LIBC(sendto)(fd, "w", 1, MSG_DONTWAIT, as_sa(sink_name_), sink_len_) == 1) drain(sink_);
   return !st.readable || signal_self(fd, st);  // the dissolution dropped it
 }
 
 bool ReadinessHub::end_of_stream(int fd) {
   return ESOCK_LIBC(shutdown)(fd, SHUT_RD) == 0;
+}
+
+void ReadinessHub::take_stray(int fd) {
+  drain(fd);
 }
 
 bool ReadinessHub::hang_up(int fd) {

@@ -50,6 +50,9 @@ class ReadinessHub {
   bool set_writable(int fd, ReadinessState& st, bool on) const;
   static bool end_of_stream(int fd);
   static bool hang_up(int fd);
+  // Takes every datagram queued on fd: a stranger's (the abstract name is reachable from
+  // the whole network namespace), when fd is not to poll readable.
+  static void take_stray(int fd);
   // POLLERR, SO_ERROR ECONNRESET once; writable, as a reset TCP socket polls; readable if
   // it was.
   bool fail(int fd, ReadinessState& st) const;

@@ -381,11 +381,11 @@ class DpdkProvider final : public Provider {
 
   void take_device_signals() override { take_tap_signals(); }
 
-  bool drain_at_exit() override {
-    bool left = false;
+  std::size_t drain_at_exit() override {
+    std::size_t left = 0;
     for (auto& r : relays_) {
       r->finish();
-      left = left || !r->settled();
+      left += r->settled() ? 0 : 1;
     }
     // Those over release their connections now (a reset goes out at once, a FIN after
     // what is queued), before the stack stops.
@@ -394,7 +394,7 @@ class DpdkProvider final : public Provider {
     // Closes under way in TCP (a FIN to be acknowledged, the peer's FIN to come) finish in
     // the drain too (a peer left in LAST-ACK would retransmit its FIN for minutes); stop()
     // resets what is left of those a reset can end.
-    return left || rt_->stack().unsettled() > 0;
+    return left + rt_->stack().unsettled();
   }
 
   void stop() override {

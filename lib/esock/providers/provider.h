@@ -234,9 +234,10 @@ class Provider {
   // the calling thread from then on, which unblocks it, so that the application's threads
   // never see their system calls interrupted by it (nc quits on poll's EINTR).
   virtual void take_device_signals() {}
-  // Process exit, before stop(): true while something is still to be moved (plain
-  // relays: the application's ends count as closed from the first call on).
-  virtual bool drain_at_exit() { return false; }
+  // Process exit, before stop(): what is still to be moved or closed (plain relays, the
+  // application's ends counting as closed from the first call on; closes under way in an
+  // own stack's TCP); 0 when nothing is.
+  virtual std::size_t drain_at_exit() { return 0; }
   // Process exit, after the runtime drained what it could: releases the device and what
   // it leaves on the host (DPDK: the port, EAL's runtime directory). Nothing is called
   // after this.

@@ -89,7 +89,7 @@ bool fd_swap_out(int fd, const Socket* s, function_ref<bool()> swap) {
 }
 
 bool fd_with_number(const Socket* s, int* hint, function_ref<void(int)> use) {
-  if (*hint < 0) return false;  // no number named it last time: none can now (dup needs one)
+  if (*hint < 0) return false;  // it never had a number (a hidden socket)
   Table& t = table();
   std::lock_guard lock(t.mu);
   auto it = t.owners.find(*hint);
@@ -97,10 +97,7 @@ bool fd_with_number(const Socket* s, int* hint, function_ref<void(int)> use) {
     // The hint's number was closed while a dup of it lives on (rare): any other will do.
     it = std::find_if(t.owners.begin(), t.owners.end(),
                       [s](const auto& e) { return e.second.get() == s; });
-    if (it == t.owners.end()) {
-      *hint = -1;
-      return false;
-    }
+    if (it == t.owners.end()) return false;  // (perhaps for a moment: a failed dup2)
     *hint = it->first;
   }
   use(it->first);

@@ -36,11 +36,13 @@ std::shared_ptr<Socket> fd_take(int fd);
 bool fd_swap_out(int fd, const Socket* s, function_ref<bool()> swap);
 // Runs use(fd) with a number that names s, under the table's lock, and returns true; false
 // (nothing run) when no number names it. *hint is the number tried first and is updated to
-// the one used, or to -1 when none is left (then later calls return false at once: numbers
-// come only from the first one, by dup). A close, dup2 or close_range of the number takes its entry
-// under this lock before the kernel call, so the number cannot close (and be reused for another
-// file) while use() works on it: the runtime signals readiness through the application's own number
-// this way instead of keeping a private duplicate of it (issue 18).
+// the one used; -1 (a socket never numbered) returns false at once. (A hint that names
+// nothing costs a scan of the table: only while a dup2 or close_range that will fail has
+// taken the entry, or after the application closed every number, when the socket is
+// closing and nothing signals it any more.) A close, dup2 or close_range of the number takes its
+// entry under this lock before the kernel call, so the number cannot close (and be reused for
+// another file) while use() works on it: the runtime signals readiness through the application's
+// own number this way instead of keeping a private duplicate of it (issue 18).
 bool fd_with_number(const Socket* s, int* hint, function_ref<void(int)> use);
 // The numbers that name s (fork).
 std::vector<int> fd_numbers_of(const Socket* s);

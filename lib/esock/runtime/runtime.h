@@ -105,6 +105,12 @@ class DdpRuntime {
   std::condition_variable_any cv;
   Instant now() const { return clock_.now(); }  // the runtime's clock
 
+  // A non-blocking read found nothing. The readiness socket has a name anyone in the
+  // network namespace can send to (readiness_socket.h): a stranger's datagram would keep
+  // it polling readable with nothing to read, and a level-triggered poller spinning; the
+  // second such read in a row takes whatever is queued there off (one read costs nothing:
+  // an event loop ends each batch with it).
+  void empty_read(Socket& s);
   // All under mu:
   void add(std::shared_ptr<Socket> s);  // a newly connected (or listening) socket
   void after_op(Socket& s);             // flush, signals, wake the thread if needed

@@ -251,7 +251,8 @@ class Socket {
   bool in_rounds = false;  // in the runtime's sockets (only those are ever due)
   // ESOCK_ZCOPY_MODE's value, or -1: the process's (ESOCK_ZCOPY).
   std::atomic<int> zcopy{-1};
-  int readers = 0;  // application threads blocked in a read
+  int readers = 0;      // application threads blocked in a read
+  int empty_reads = 0;  // non-blocking reads in a row that found nothing (empty_read)
   int error = 0;
   // SO_ERROR: a failed connect's error is reported once (as the kernel clears sk_err).
   bool error_reported = false;

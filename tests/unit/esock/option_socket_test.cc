@@ -62,11 +62,38 @@ TEST(OptionSocket, ALaterValueOfTheSameOptionReplacesTheEarlierOne) {
   c = with_call(std::move(c), IPPROTO_TCP, TCP_CORK, &cork, sizeof cork);
   c = with_call(std::move(c), IPPROTO_TCP, TCP_NODELAY, &off, sizeof off);
   ASSERT_EQ(c.size(), 2u);
-  EXPECT_EQ(c[0].name, TCP_NODELAY);  // in the order first set
+  EXPECT_EQ(c[0].name, TCP_CORK);  // in the order last set
   const auto set = OptionSet::of(c);
   ASSERT_TRUE(set);
   EXPECT_EQ(get_int(set->fd(), IPPROTO_TCP, TCP_NODELAY), 0);
   EXPECT_EQ(get_int(set->fd(), IPPROTO_TCP, TCP_CORK), 1);
+}
+
+TEST(OptionSocket, AReplayEndsAsTheCallsDidWhereOneOptionResetsAnother) {
+  // ip(7): IP_TOS sets the socket's priority too; the application set SO_PRIORITY after.
+  const int prio = 2, tos = 0x10;
+  OptionCalls c = with_call({}, SOL_SOCKET, SO_PRIORITY, &prio, sizeof prio);
+  c = with_call(std::move(c), IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+  c = with_call(std::move(c), SOL_SOCKET, SO_PRIORITY, &prio, sizeof prio);
+  const int direct = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(setsockopt(direct, SOL_SOCKET, SO_PRIORITY, &prio, sizeof prio), 0);
+  ASSERT_EQ(setsockopt(direct, IPPROTO_IP, IP_TOS, &tos, sizeof tos), 0);
+  ASSERT_EQ(setsockopt(direct, SOL_SOCKET, SO_PRIORITY, &prio, sizeof prio), 0);
+  const auto set = OptionSet::of(c);
+  ASSERT_TRUE(set);
+  EXPECT_EQ(get_int(set->fd(), SOL_SOCKET, SO_PRIORITY), get_int(direct, SOL_SOCKET, SO_PRIORITY));
+  EXPECT_EQ(get_int(set->fd(), IPPROTO_IP, IP_TOS), get_int(direct, IPPROTO_IP, IP_TOS));
+  close(direct);
+}
+
+TEST(OptionSocket, AFilterProgramIsNotReplayedOnAnotherSocket) {
+  EXPECT_FALSE(replayable(SOL_SOCKET, SO_ATTACH_FILTER));
+  EXPECT_TRUE(replayable(IPPROTO_TCP, TCP_NODELAY));
+  EXPECT_TRUE(replayable(SOL_SOCKET, SO_KEEPALIVE));
+  const auto own = OptionSet::own(nodelay(1));
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->calls(), nullptr);  // its connection's alone, changed in place
+  EXPECT_EQ(get_int(own->fd(), IPPROTO_TCP, TCP_NODELAY), 1);
 }
 
 TEST(OptionSocket, AnOptionTheKernelRefusesFailsWithItsErrorAndMakesNothing) {

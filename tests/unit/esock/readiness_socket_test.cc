@@ -56,6 +56,20 @@ TEST(ReadinessSocket, AFreshOneIsASocketThatPollsWritableOnly) {
   EXPECT_EQ(revents(s.fd), POLLOUT);
 }
 
+TEST(ReadinessSocket, AStrangersDatagramIsTakenOffByTakeStray) {
+  // The names are abstract: any process of the network namespace can send to them.
+  Signal s;
+  ASSERT_GE(s.fd, 0);
+  const int stranger = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(::sendto(stranger, "x", 1, 0, reinterpret_cast<const sockaddr*>(&s.st.name),
+                     s.st.name_len),
+            1);
+  EXPECT_EQ(revents(s.fd), POLLIN | POLLOUT);
+  ReadinessHub::take_stray(s.fd);
+  EXPECT_EQ(revents(s.fd), POLLOUT);
+  ::close(stranger);
+}
+
 TEST(ReadinessSocket, EveryCombinationOfReadableAndWritable) {
   Signal s;
   ASSERT_GE(s.fd, 0);
