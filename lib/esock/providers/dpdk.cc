@@ -317,16 +317,16 @@ class DpdkProvider final : public Provider {
     bool did = rt_->poll_once();
     // The endpoints TCP gave work this round (Endpoint::set_wake), not every endpoint:
     // 4000 idle connections spent a third of a held process's time in their progress.
-    // A full pass still comes, every full_progress_every per 100 connections (at least
-    // every 1 ms): active opens waiting for the link start in it, and what it finds to do
-    // on an endpoint nobody woke is counted (dpdk.progress_unwoken; 0 is the design).
+    // A full pass still comes, every full_progress_every per 10 connections (at least
+    // every 1 ms, at most every second: sockets::full_pass_period): active opens waiting for the
+    // link start in it, and what it finds to do on an endpoint nobody woke is counted
+    // (dpdk.progress_unwoken; 0 is the design).
     const auto now = std::chrono::steady_clock::now();
     // (Two lists taking turns, so a round allocates nothing; what a progress wakes again
     // waits for the next round.)
     progressing_.swap(ready_);
     if (now >= next_full_progress_ || full_pass_due_) {
-      next_full_progress_ =
-          now + full_progress_every * std::max<std::size_t>(1, conns_.size() / 100);
+      next_full_progress_ = now + full_pass_period(full_progress_every, conns_.size());
       full_pass_due_ = false;
       for (DpdkConn* c : conns_) {
         const bool was_woken = c->woken_;

@@ -14,7 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -29,6 +31,17 @@
 namespace esock::sockets {
 
 struct Config;
+
+// How often a full pass looks at every connection (the runtime's service of every socket,
+// an own stack's progress of every endpoint), besides the rounds that look only at those
+// with something to do: `period` per 10 connections, at most a second. The passes then
+// cost the same per second however many connections are held, and bound what a missed
+// event could delay.
+constexpr std::chrono::nanoseconds full_pass_period(std::chrono::nanoseconds period,
+                                                    std::size_t conns) {
+  const auto p = period * static_cast<long>(std::max<std::size_t>(1, conns / 10));
+  return std::min<std::chrono::nanoseconds>(std::chrono::seconds(1), p);
+}
 
 // getsockname/getpeername's contract for an IPv4 name: truncate to *len, report the full
 // size; 0, or -1 with EFAULT.
