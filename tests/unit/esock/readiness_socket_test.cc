@@ -61,9 +61,9 @@ TEST(ReadinessSocket, AStrangersDatagramIsTakenOffByTakeStray) {
   Signal s;
   ASSERT_GE(s.fd, 0);
   const int stranger = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(::sendto(stranger, "x", 1, 0, reinterpret_cast<const sockaddr*>(&s.st.name),
-                     s.st.name_len),
-            1);
+  ASSERT_EQ(
+      ::sendto(stranger, "x", 1, 0, reinterpret_cast<const sockaddr*>(&s.st.name), s.st.name_len),
+      1);
   EXPECT_EQ(revents(s.fd), POLLIN | POLLOUT);
   ReadinessHub::take_stray(s.fd);
   EXPECT_EQ(revents(s.fd), POLLOUT);
